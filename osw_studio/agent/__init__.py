@@ -1,0 +1,1 @@
+"""Agents: the OpenAI-compatible model client, prompt agents (osworld, uitars), replay and human agents."""

@@ -1,0 +1,70 @@
+"""The ``osw-studio`` command: the app with no arguments, headless sub-commands otherwise.
+
+Each sub-command group lives in its own module under ``osw_studio.cli`` and exposes
+``register(subparsers)``. Modules import heavy dependencies inside their handlers so that
+``osw-studio --help`` stays fast. Handlers return an exit code; an :class:`OswError` is printed as one
+line on stderr (exit 2), never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from osw_studio import __version__
+from osw_studio.core.errors import OswError
+
+COMMAND_MODULES: tuple[str, ...] = ("osw_studio.cli.tasks",)
+"""Modules that add sub-commands, in the order ``--help`` lists them."""
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every sub-command registered."""
+    parser = argparse.ArgumentParser(
+        prog="osw-studio",
+        description="Watch, steer, evaluate and learn from computer-use agents. "
+        "With no command, opens the desktop app.",
+    )
+    parser.add_argument("--version", action="version", version=f"osw-studio {__version__}")
+    parser.add_argument("--config", metavar="FILE", help="settings file (default: the platform config dir)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def _open_app(args: argparse.Namespace) -> int:
+    try:
+        app = importlib.import_module("osw_studio.app")
+    except ImportError:
+        build_parser().print_help()
+        return 0
+    result: int = app.main(args)
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``osw-studio`` with ``argv`` (default: the process arguments) and return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    try:
+        if handler is None:
+            return _open_app(args)
+        return handler(args)
+    except OswError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The record of one step and of one episode's outcome, as stored in a run store.
+
+``steps.jsonl`` holds one :class:`StepRecord` per line; ``result.json`` holds an :class:`EpisodeResult`.
+
+Examples:
+    >>> from osw_studio.core.actions import Click
+    >>> s = StepRecord(index=1, proposed=[Click(x=5, y=6)], executed=[Click(x=5, y=6)])
+    >>> s.verdict
+    'auto'
+    >>> StepRecord.model_validate_json(s.model_dump_json()) == s
+    True
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from osw_studio.core.actions import Action
+
+StepSource = Literal["agent", "human"]
+Verdict = Literal["auto", "approved", "edited", "skipped", "human", "error"]
+
+
+class Usage(BaseModel):
+    """Token counts of one model call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class StepRecord(BaseModel):
+    """One step of an episode.
+
+    Attributes:
+        index: 1-based step number.
+        source: ``agent`` when the model proposed the actions, ``human`` for a person's own actions
+            (takeover or the human agent).
+        verdict: What the gate decided: ``auto`` (passed in auto mode), ``approved``, ``edited``
+            (a person changed the proposal), ``skipped``, ``human`` or ``error``.
+        response: The model's raw output.
+        thought: The reasoning part of the output, when the format has one.
+        proposed: The actions the model proposed (parsed, screen pixels).
+        executed: The actions that actually ran.
+        coordinate_mode: The coordinate convention the actions were parsed from.
+        screenshot: File name (under ``screens/``) of the screen the step acted on.
+        accessibility_tree: File name of the accessibility XML, when saved.
+        error: What went wrong in this step, if anything.
+        timings: Seconds per phase (``observe``, ``predict``, ``parse``, ``gate``, ``execute``, ``settle``).
+        usage: Tokens used by the model call.
+        logprobs: Per-token log-probabilities, when the endpoint returned them.
+        entropy: Mean token entropy of the reply, when logprobs were available.
+        started_at: When the step began (epoch seconds).
+        finished_at: When it was recorded.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    index: int = Field(ge=0)
+    source: StepSource = "agent"
+    verdict: Verdict = "auto"
+    response: str | None = None
+    thought: str | None = None
+    proposed: list[Action] = Field(default_factory=list)
+    executed: list[Action] = Field(default_factory=list)
+    coordinate_mode: str | None = None
+    screenshot: str | None = None
+    accessibility_tree: str | None = None
+    error: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    usage: Usage | None = None
+    logprobs: list[float] | None = None
+    entropy: float | None = None
+    started_at: float = Field(default_factory=time.time)
+    finished_at: float | None = None
+
+
+class EpisodeResult(BaseModel):
+    """The outcome of an episode, as in ``result.json``.
+
+    Attributes:
+        success: Whether the score reached 1.0.
+        score: The evaluator's score in [0, 1], or None when it could not be computed.
+        steps: The number of steps taken.
+        error: Why the episode ended in error, if it did.
+        domain: The task's domain (OSWorld's folder name, e.g. ``os``).
+        task_id: The task's id.
+        model: The model that acted (or ``replay`` / ``human``).
+        status: ``finished``, ``failed``, ``stopped``, ``error`` or ``interrupted``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    success: bool
+    score: float | None = Field(default=None, ge=0, le=1)
+    steps: int = Field(ge=0)
+    error: str | None = None
+    domain: str | None = None
+    task_id: str
+    model: str | None = None
+    status: Literal["finished", "failed", "stopped", "error", "interrupted"] = "finished"

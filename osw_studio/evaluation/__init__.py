@@ -1,0 +1,1 @@
+"""OSWorld evaluate() semantics with registries of getters and metrics."""

@@ -1,0 +1,1 @@
+"""The guest server: the OSWorld-compatible HTTP API that runs inside the guest desktop."""

@@ -1,0 +1,1 @@
+"""Settings (settings.json, profiles) and API keys in the OS keyring."""

@@ -1,0 +1,1 @@
+"""Run store reading and exporters to training and evaluation formats."""

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages listed in packaging/apt-packages.txt that are missing.
+# As root (or with sudo) it installs them; otherwise it prints the exact command to run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$here/packaging/apt-packages.txt")
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "setup: not a Debian/Ubuntu system; install the equivalents of: ${wanted[*]}" >&2
+  exit 0
+fi
+missing=()
+for pkg in "${wanted[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo="sudo"
+else
+  echo "setup: these system packages are missing; install them with:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
