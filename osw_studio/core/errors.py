@@ -11,6 +11,7 @@ readable message instead of a traceback::
     ├── ModelError         the model endpoint failed or answered nonsense
     ├── EvaluationError    a task cannot be scored (unknown metric or getter, broken evaluator)
     ├── SettingsError      settings or secrets are missing or invalid
+    ├── StoreError         a run store cannot be written (disk full, no permission) or read
     └── ExportError        run stores cannot be converted
 
 Examples:
@@ -68,6 +69,10 @@ class EvaluationError(OswError):
 
 class SettingsError(OswError):
     """Settings or secrets are missing, unreadable or invalid."""
+
+
+class StoreError(OswError):
+    """A run store cannot be written (disk full, no permission) or read (missing or corrupt files)."""
 
 
 class ExportError(OswError):

@@ -1,0 +1,133 @@
+r"""Keeping secrets out of run stores and exports.
+
+Two guards: values under secret-named keys (``api_key``, ``token``, ``password``, ...) are dropped from
+settings snapshots, and every string written anywhere has API-key-shaped substrings and the known secret
+values replaced by ``[REDACTED]``. Typed text can additionally be scrubbed with user regexes (passwords a
+person typed into the guest, e-mail addresses, ...).
+
+Examples:
+    >>> s = Scrubber(secrets=["hunter2-very-secret"])
+    >>> s.text("key sk-proj-abcdefghijklmnop0123 and hunter2-very-secret")
+    'key [REDACTED] and [REDACTED]'
+    >>> redact_settings({"model_provider": {"api_key": "x", "model": "m"}, "agent": {"max_tokens": 5}})
+    {'model_provider': {'api_key': '[REDACTED]', 'model': 'm'}, 'agent': {'max_tokens': 5}}
+    >>> Scrubber(typed_patterns=[r"\d{4}"]).typed("pin 1234")
+    'pin [REDACTED]'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from osw_studio.core.step import StepRecord
+
+REDACTED = "[REDACTED]"
+
+KEY_PATTERNS: tuple[str, ...] = (
+    r"sk-[A-Za-z0-9_\-]{16,}",  # OpenAI, Anthropic (sk-ant-), DeepSeek, many OpenAI-compatible hosts
+    r"hf_[A-Za-z0-9]{20,}",  # Hugging Face
+    r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"AKIA[0-9A-Z]{16}",  # AWS access key id
+    r"AIza[0-9A-Za-z_\-]{30,}",  # Google
+    r"(?:xai|gsk|pplx|nvapi|fw|r8)[-_][A-Za-z0-9]{20,}",  # xAI, Groq, Perplexity, NVIDIA, ...
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
+    r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",  # JWT
+    r"(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{16,}",
+)
+"""Substrings that look like API keys or credentials, whatever the field they sit in."""
+
+_KEY_RE = re.compile("|".join(f"(?:{p})" for p in KEY_PATTERNS))
+# api_key=..., "token": "...": keep the name, drop the value, whatever its shape.
+_NAMED_VALUE_RE = re.compile(
+    r"(?P<name>(?i:api[_-]?key|secret|token|password|passwd)[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\s\"',}]{8,})"
+)
+_SECRET_NAME_RE = re.compile(
+    r"(?i)^(?:.*[_\-.])?(?:api[_\-]?key|apikey|key|secret|token|password|passwd|authorization|credentials?|"
+    r"access[_\-]?key|private[_\-]?key)$"
+)
+MIN_SECRET_LENGTH = 6
+"""Known secret values shorter than this are not scrubbed (they would redact ordinary words)."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a settings key names a secret.
+
+    >>> is_secret_name("api_key"), is_secret_name("OPENAI_API_KEY"), is_secret_name("max_tokens")
+    (True, True, False)
+    """
+    return bool(_SECRET_NAME_RE.match(name))
+
+
+def redact_settings(data: Any) -> Any:
+    """A copy of settings data with every value under a secret-named key replaced by ``[REDACTED]``."""
+    if isinstance(data, Mapping):
+        return {
+            str(k): (REDACTED if is_secret_name(str(k)) and v not in (None, "") else redact_settings(v))
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [redact_settings(v) for v in data]
+    return data
+
+
+class Scrubber:
+    """Removes secrets (and optionally patterns of typed text) from strings, data and step records.
+
+    Args:
+        secrets: Known secret values (API keys in use); each occurrence is redacted.
+        typed_patterns: Regexes applied to text typed into the guest (and to model replies and thoughts,
+            which repeat it).
+        replacement: What replaces a match.
+    """
+
+    def __init__(
+        self,
+        secrets: Iterable[str] = (),
+        typed_patterns: Iterable[str | re.Pattern[str]] = (),
+        replacement: str = REDACTED,
+    ) -> None:
+        known = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        self._known = re.compile("|".join(re.escape(s) for s in known)) if known else None
+        self._typed = [re.compile(p) if isinstance(p, str) else p for p in typed_patterns]
+        self.replacement = replacement
+
+    def text(self, value: str) -> str:
+        """``value`` with known secrets and key-shaped substrings redacted."""
+        if len(value) < 8:
+            return value
+        if self._known is not None:
+            value = self._known.sub(self.replacement, value)
+        value = _KEY_RE.sub(self.replacement, value)
+        return _NAMED_VALUE_RE.sub(lambda m: m.group("name") + self.replacement, value)
+
+    def typed(self, value: str) -> str:
+        """``value`` with the typed-text patterns and then secrets redacted."""
+        for pattern in self._typed:
+            value = pattern.sub(self.replacement, value)
+        return self.text(value)
+
+    def data(self, value: Any) -> Any:
+        """A copy of JSON-like data with every string scrubbed by :meth:`text` (keys included)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(str(k)): self.data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(v) for v in value]
+        return value
+
+    def step(self, step: StepRecord) -> StepRecord:
+        """A copy of ``step`` with nothing secret left in it."""
+        data = step.model_dump(mode="json")
+        if self._typed:
+            for key in ("response", "thought"):
+                if data.get(key):
+                    data[key] = self.typed(data[key])
+            for key in ("proposed", "executed"):
+                for action in data.get(key) or []:
+                    if action.get("kind") == "typing":
+                        action["text"] = self.typed(action["text"])
+        return StepRecord.model_validate(self.data(data))

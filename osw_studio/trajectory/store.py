@@ -1,0 +1,202 @@
+"""The run store reader: one episode's record, read lazily and tolerantly.
+
+A run whose ``result.json`` is missing, or whose last ``steps.jsonl`` line is torn (the process died while
+writing it), reads as ``interrupted``; every whole line before it reads back. Steps stream one line at a
+time, so reading a long run costs the memory of one step. The layout is in
+:mod:`osw_studio.trajectory.layout`; the writer is :class:`osw_studio.runner.store.RunStoreWriter`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from osw_studio.core.errors import StoreError
+from osw_studio.core.step import EpisodeResult, StepRecord
+from osw_studio.trajectory.layout import FINAL_SCREEN, RESULT_JSON, RUN_JSON, SCREENS, STEPS_JSONL, RunMeta
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether ``path`` is a run folder (it has a ``run.json``)."""
+    return (path / RUN_JSON).is_file()
+
+
+class RunStore:
+    """One run folder, opened for reading.
+
+    Args:
+        path: The run folder (``runs/<run-id>/``).
+
+    Raises:
+        StoreError: If ``path`` is not a run folder or its ``run.json`` is unreadable.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not is_run_folder(self.path):
+            raise StoreError(
+                "not a run folder (no run.json)",
+                where=str(self.path),
+                hint="pass a run folder or a folder of runs",
+            )
+        self.torn = False
+        """Whether the last line of ``steps.jsonl`` was torn (known once :meth:`iter_steps` has finished)."""
+
+    @property
+    def run_id(self) -> str:
+        """The run folder's name."""
+        return self.path.name
+
+    @cached_property
+    def meta(self) -> RunMeta:
+        """What ``run.json`` holds.
+
+        Raises:
+            StoreError: If it is unreadable.
+        """
+        file = self.path / RUN_JSON
+        try:
+            return RunMeta.model_validate_json(file.read_bytes())
+        except (OSError, ValidationError) as exc:
+            raise StoreError(f"unreadable run.json: {exc}", where=str(file)) from exc
+
+    @cached_property
+    def result(self) -> EpisodeResult | None:
+        """What ``result.json`` holds, or None when the run did not finish (it is interrupted).
+
+        Raises:
+            StoreError: If the file exists but is unreadable.
+        """
+        file = self.path / RESULT_JSON
+        if not file.is_file():
+            return None
+        try:
+            return EpisodeResult.model_validate_json(file.read_bytes())
+        except (OSError, ValidationError) as exc:
+            raise StoreError(f"unreadable result.json: {exc}", where=str(file)) from exc
+
+    @property
+    def status(self) -> str:
+        """``finished``, ``failed``, ``stopped``, ``error``, or ``interrupted`` when there is no result."""
+        return self.result.status if self.result is not None else "interrupted"
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the run ended without a result, or its last step line was torn."""
+        return self.result is None or self.result.status == "interrupted" or self.torn
+
+    def iter_steps(self) -> Iterator[StepRecord]:
+        """Stream the recorded steps in order.
+
+        A torn last line (no newline at its end, or not valid JSON) is skipped and sets :attr:`torn`.
+
+        Raises:
+            StoreError: If a line other than the last is not a valid step.
+        """
+        file = self.path / STEPS_JSONL
+        if not file.is_file():
+            return
+        self.torn = False
+        try:
+            with open(file, "rb") as f:
+                lineno = 0
+                pending: bytes | None = None
+                for line in f:
+                    lineno += 1
+                    if pending is not None:
+                        yield self._parse(pending, lineno - 1, file)
+                    pending = line
+                if pending is not None:
+                    if pending.endswith(b"\n"):
+                        try:
+                            yield self._parse(pending, lineno, file)
+                            return
+                        except StoreError:
+                            pass
+                    if pending.strip():
+                        self.torn = True
+        except OSError as exc:
+            raise StoreError(f"cannot read the steps: {exc}", where=str(file)) from exc
+
+    @staticmethod
+    def _parse(line: bytes, lineno: int, file: Path) -> StepRecord:
+        try:
+            return StepRecord.model_validate_json(line)
+        except ValidationError as exc:
+            raise StoreError(
+                f"line {lineno} is not a valid step: {exc.errors()[0]['msg']}",
+                where=f"{file}:{lineno}",
+                hint="the run store was edited or damaged; remove the line to read the rest",
+            ) from exc
+
+    def count_steps(self) -> int:
+        """The number of whole step lines, counted without parsing them."""
+        file = self.path / STEPS_JSONL
+        if not file.is_file():
+            return 0
+        with open(file, "rb") as f:
+            return sum(1 for line in f if line.endswith(b"\n"))
+
+    def screenshot_path(self, step: StepRecord) -> Path | None:
+        """The file of the screen ``step`` acted on, when it was saved and still exists."""
+        return self._screen_file(step.screenshot)
+
+    def accessibility_path(self, step: StepRecord) -> Path | None:
+        """The file of ``step``'s accessibility tree, when it was saved and still exists."""
+        return self._screen_file(step.accessibility_tree)
+
+    def final_screen_path(self) -> Path | None:
+        """The screen as it was when the episode ended, when saved."""
+        for ext in ("png", "jpg"):
+            path = self.path / SCREENS / f"{FINAL_SCREEN}.{ext}"
+            if path.is_file():
+                return path
+        return None
+
+    def _screen_file(self, name: str | None) -> Path | None:
+        if not name:
+            return None
+        path = self.path / SCREENS / Path(name).name
+        return path if path.is_file() else None
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.path)!r})"
+
+
+def iter_runs(paths: Iterable[str | Path]) -> Iterator[RunStore]:
+    """Find run folders under ``paths``: each a run folder, a ``runs/`` folder, or any folder above them.
+
+    Runs come in path order, and sorted by name (so by start time) within each path. Folders are listed
+    lazily, so a huge tree is not held in memory.
+
+    Raises:
+        StoreError: If a path does not exist or holds no run.
+    """
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise StoreError("no such file or folder", where=str(path), hint="pass run folders")
+        found = False
+        for run_path in _walk(path):
+            found = True
+            yield RunStore(run_path)
+        if not found:
+            raise StoreError("no run folders here", where=str(path), hint="pass run folders or runs/ folders")
+
+
+def _walk(path: Path) -> Iterator[Path]:
+    if is_run_folder(path):
+        yield path
+        return
+    if not path.is_dir():
+        return
+    try:
+        children = sorted(entry.name for entry in os.scandir(path) if entry.is_dir() and entry.name[0] != ".")
+    except OSError as exc:
+        raise StoreError(f"cannot list the folder: {exc.strerror}", where=str(path)) from exc
+    for name in children:
+        yield from _walk(path / name)
