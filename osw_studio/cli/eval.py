@@ -1,0 +1,53 @@
+"""``osw-studio eval``: scoring tools (``coverage`` now; ``run`` and ``stats`` join this group)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` group and its ``coverage`` command."""
+    group = subparsers.add_parser("eval", help="score episodes and report what can be scored")
+    sub = group.add_subparsers(dest="eval_command", metavar="ACTION", required=True)
+    _register_coverage(sub)
+
+
+def _register_coverage(sub: Any) -> None:
+    parser = sub.add_parser(
+        "coverage",
+        help="which tasks the evaluator can score, per domain",
+        description="For each domain: the number of tasks, the tasks whose every func, getter, option and "
+        "setup step type is implemented, the percentage, and the missing names by how many tasks they "
+        "block. Exit 1 if a task file is invalid.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="task files, folders or index files")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument("--top", type=int, default=5, metavar="N", help="missing names shown per domain")
+    parser.set_defaults(handler=_coverage)
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    from osw_studio.core.errors import TaskError
+    from osw_studio.evaluation.coverage import coverage
+    from osw_studio.tasks.library import TaskLibrary
+
+    library = TaskLibrary.from_paths(args.paths)
+    if not len(library) and not library.errors:
+        raise TaskError("no task files found", where=" ".join(args.paths), hint="give a task folder or index")
+    report = coverage((entry.domain, entry.task) for entry in library)
+    if args.json:
+        data = report.model_dump()
+        for row in [*data["domains"], data["total"]]:
+            row["percent"] = round(100.0 * row["covered"] / row["tasks"], 1) if row["tasks"] else 0.0
+        print(json.dumps(data, indent=2))
+    else:
+        print(f"{'domain':<22}{'tasks':>6}{'covered':>9}{'%':>7}  missing (tasks blocked)")
+        for row in [*report.domains, report.total]:
+            top = ", ".join(f"{name} ({n})" for name, n in list(row.missing.items())[: args.top])
+            print(f"{row.domain:<22}{row.tasks:>6}{row.covered:>9}{row.percent:>6.1f}%  {top}")
+    for error in library.errors:
+        print(f"invalid: {error}", file=sys.stderr)
+    return 1 if library.errors else 0

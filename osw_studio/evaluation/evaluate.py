@@ -1,0 +1,246 @@
+"""OSWorld's ``evaluate()``: run ``postconfig``, fetch the states, apply the metrics, combine the scores.
+
+The semantics are OSWorld's (``DesktopEnv.evaluate``):
+
+- ``postconfig`` steps run first, through the env's setup-step executor;
+- ``func == "infeasible"``: 1 when the last action is FAIL, else 0; on any other task a final FAIL scores 0;
+- a single ``func``: the metric's score; ``metric(result, expected, **options)`` when the expected getter
+  gave a value, else ``metric(result, **options)``;
+- a list of ``func`` with ``conj`` (default ``and``) and parallel ``result``/``expected``/``options``
+  lists (``null`` entries allowed): ``and`` stops at the first 0 (score 0), else averages; ``or`` stops
+  at the first 1 (score 1), else takes the maximum;
+- a result file that does not exist scores that metric 0.
+
+An unknown ``func`` or getter raises :class:`EvaluationError` before anything runs; a metric that crashes
+raises it too, naming the metric: no score is ever invented.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from osw_studio.core.actions import Action, Fail
+from osw_studio.core.errors import EvaluationError, OswError
+from osw_studio.core.task import Evaluator, GetterSpec, SetupStep, Task
+from osw_studio.evaluation.getters.files import FileMissing
+from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext, Verdict
+from osw_studio.evaluation.result import EvaluationResult, GetterOutcome, MetricOutcome, summarize
+
+if TYPE_CHECKING:
+    from osw_studio.envs.base import Env
+
+T = TypeVar("T")
+
+StepRunner = Callable[[Sequence[SetupStep]], Awaitable[None]]
+"""Runs ``postconfig`` steps on the guest."""
+
+
+def ended_with_fail(actions: Sequence[Action]) -> bool:
+    """Whether the agent's last action was FAIL (OSWorld's ``action_history[-1] == "FAIL"``).
+
+    >>> from osw_studio.core.actions import Done
+    >>> ended_with_fail([Done(), Fail()]), ended_with_fail([Fail(), Done()]), ended_with_fail([])
+    (True, False, False)
+    """
+    return bool(actions) and isinstance(actions[-1], Fail)
+
+
+def check_names(evaluator: Evaluator) -> None:
+    """Raise :class:`EvaluationError` naming the first func, getter or option that is not implemented."""
+    options = _per_metric(evaluator.options, len(evaluator.funcs))
+    for i, name in enumerate(evaluator.funcs):
+        if name == "infeasible":
+            continue
+        missing = METRICS.entry(name).missing_features(options[i])
+        if missing:
+            raise EvaluationError(
+                f"metric {name!r} is given options OSW Studio does not implement: {', '.join(missing)}",
+                where=f"evaluator.options[{i}]" if isinstance(evaluator.func, list) else "evaluator.options",
+                hint="scoring without them could differ from OSWorld's score",
+            )
+    for spec in _specs(evaluator.result) + _specs(evaluator.expected):
+        if spec is not None:
+            GETTERS.entry(spec.type)
+
+
+async def evaluate(
+    env: Env,
+    task: Task,
+    actions: Sequence[Action],
+    *,
+    cache_dir: Path | None = None,
+    task_dir: Path | None = None,
+    run_steps: StepRunner | None = None,
+) -> EvaluationResult:
+    """Score the guest's end state for ``task`` after the agent performed ``actions``.
+
+    Args:
+        env: The env whose guest is scored (getters use ``env.guest``).
+        task: The task; its ``evaluator`` says what to fetch and how to compare.
+        actions: Every action of the episode, in order (only whether the last is FAIL matters).
+        cache_dir: The asset cache folder the task's setup used (OSWorld's ``cache/``): files are
+            fetched into ``<cache_dir>/<task id>/``, where ``cache_file`` finds what setup steps wrote
+            and ``cloud_file`` finds pre-seeded expected files. A temporary folder when omitted.
+        task_dir: The task file's folder, for ``cloud_file`` URLs that are relative paths.
+        run_steps: Runs the ``postconfig`` steps (default: the setup-step executor on ``env.guest``).
+
+    Raises:
+        EvaluationError: An unknown func or getter, an option it does not implement, a malformed
+            evaluator, or a metric that crashed.
+        GuestError: The guest failed while running postconfig or fetching a state.
+    """
+    check_names(task.evaluator)
+    if cache_dir is None:
+        with tempfile.TemporaryDirectory(prefix="osw-eval-") as tmp:
+            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps)
+    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps)
+
+
+async def _evaluate(
+    env: Env,
+    task: Task,
+    actions: Sequence[Action],
+    cache_root: Path,
+    task_dir: Path | None,
+    run_steps: StepRunner | None,
+) -> EvaluationResult:
+    evaluator = task.evaluator
+    if evaluator.postconfig:
+        runner = run_steps or _default_step_runner(env, task, cache_root, task_dir)
+        await runner(evaluator.postconfig)
+
+    failed = ended_with_fail(actions)
+    if evaluator.func == "infeasible":
+        score = 1.0 if failed else 0.0
+        reason = "the agent answered FAIL" if failed else "the task is infeasible but the agent did not FAIL"
+        return EvaluationResult(task_id=task.id, score=score, reason=reason)
+    if failed:
+        return EvaluationResult(
+            task_id=task.id, score=0.0, reason="the agent answered FAIL on a feasible task"
+        )
+
+    task_cache = cache_root / task.id
+    task_cache.mkdir(parents=True, exist_ok=True)
+    ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir)
+    return await score_evaluator(ctx, task.id, evaluator)
+
+
+async def score_evaluator(ctx: GetterContext, task_id: str, evaluator: Evaluator) -> EvaluationResult:
+    """Fetch the states and combine the metrics' scores (everything after postconfig and FAIL)."""
+    funcs = evaluator.funcs
+    n = len(funcs)
+    results = _per_metric(evaluator.result, n)
+    expecteds = _per_metric(evaluator.expected, n)
+    options = _per_metric(evaluator.options, n)
+    single = not isinstance(evaluator.func, list)
+    conj = None if single else (evaluator.conj or "and")
+
+    outcomes: list[MetricOutcome] = []
+    scores: list[float] = []
+    for i, name in enumerate(funcs):
+        outcome = await _score_one(ctx, i, name, results[i], expecteds[i], options[i] or {})
+        outcomes.append(outcome)
+        assert outcome.score is not None
+        scores.append(outcome.score)
+        if conj == "and" and outcome.score == 0.0:
+            return _result(task_id, 0.0, conj, f"{name} scored 0", outcomes, funcs)
+        if conj == "or" and outcome.score == 1.0:
+            return _result(task_id, 1.0, conj, f"{name} scored 1", outcomes, funcs)
+    if single:
+        return _result(task_id, scores[0], conj, outcomes[0].reason, outcomes, funcs)
+    if conj == "and":
+        return _result(task_id, sum(scores) / n, conj, "mean of the metrics", outcomes, funcs)
+    return _result(task_id, max(scores), conj, "best of the metrics", outcomes, funcs)
+
+
+def _result(
+    task_id: str, score: float, conj: str | None, reason: str, outcomes: list[MetricOutcome], funcs: list[str]
+) -> EvaluationResult:
+    # Metrics after a short-circuit are listed as not reached, so the UI shows all of them.
+    for i in range(len(outcomes), len(funcs)):
+        outcomes.append(MetricOutcome(index=i, func=funcs[i], reason="not reached"))
+    return EvaluationResult(task_id=task_id, score=score, conj=conj, reason=reason, metrics=outcomes)
+
+
+async def _score_one(
+    ctx: GetterContext,
+    index: int,
+    name: str,
+    result_spec: GetterSpec | None,
+    expected_spec: GetterSpec | None,
+    options: dict[str, Any],
+) -> MetricOutcome:
+    outcome = MetricOutcome(index=index, func=name, options=options)
+    try:
+        result = await _fetch(ctx, "result", result_spec, outcome)
+        expected = await _fetch(ctx, "expected", expected_spec, outcome)
+    except FileMissing as missing:
+        outcome.score = 0.0
+        outcome.reason = f"{missing.role} file missing: {missing.path}"
+        return outcome
+
+    func = METRICS.get(name)
+    try:
+        if expected is not None:
+            verdict = await asyncio.to_thread(func, result, expected, **options)
+        else:
+            verdict = await asyncio.to_thread(func, result, **options)
+    except OswError:
+        raise
+    except Exception as exc:
+        raise EvaluationError(
+            f"metric {name!r} failed: {type(exc).__name__}: {exc}",
+            where=f"evaluator.func[{index}]",
+            hint="check the task's options for this metric and the fetched files",
+        ) from exc
+    score, reason = (verdict.score, verdict.reason) if isinstance(verdict, Verdict) else (verdict, "")
+    score = float(score)
+    if not 0.0 <= score <= 1.0:
+        raise EvaluationError(
+            f"metric {name!r} gave {score}, outside [0, 1]", where=f"evaluator.func[{index}]"
+        )
+    outcome.score = score
+    outcome.reason = reason or (
+        "match" if score == 1.0 else "no match" if score == 0.0 else f"partial {score:g}"
+    )
+    return outcome
+
+
+async def _fetch(ctx: GetterContext, role: str, spec: GetterSpec | None, outcome: MetricOutcome) -> Any:
+    if spec is None:
+        return None
+    try:
+        value = await GETTERS.get(spec.type)(ctx, spec.args)
+    except FileMissing as missing:
+        missing.role = role
+        outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=str(missing), missing=True))
+        raise
+    outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=summarize(value)))
+    return value
+
+
+def _specs(value: GetterSpec | list[GetterSpec | None] | None) -> list[GetterSpec | None]:
+    if isinstance(value, list):
+        return value
+    return [value]
+
+
+def _per_metric(value: T | list[T | None] | None, n: int) -> list[T | None]:
+    if isinstance(value, list):
+        return value
+    return [value] * n
+
+
+def _default_step_runner(env: Env, task: Task, cache_root: Path, task_dir: Path | None) -> StepRunner:
+    from osw_studio.envs.setup import SetupOptions, SetupRunner
+
+    runner = SetupRunner(env.guest, SetupOptions(cache_dir=cache_root, task_dir=task_dir))
+
+    async def run(steps: Sequence[SetupStep]) -> None:
+        await runner.run(steps, task_id=task.id, label="evaluator.postconfig")
+
+    return run

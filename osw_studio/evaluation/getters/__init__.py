@@ -1,0 +1,1 @@
+"""Getters: fetch the values a metric compares, from the guest, the task file or the asset cache."""

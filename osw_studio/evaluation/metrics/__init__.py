@@ -1,0 +1,1 @@
+"""Metrics: pure functions that score fetched states the way OSWorld's metrics do."""

@@ -1,0 +1,142 @@
+"""File-format metrics: PDFs, images, archives."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from osw_studio.evaluation.registry import MetricFunc, Verdict, metric
+
+
+def pdf_text(path: str) -> str:
+    """The text of every page of a PDF, stripped (pypdf's extraction; OSWorld uses PyMuPDF's)."""
+    from pypdf import PdfReader
+
+    return "".join(page.extract_text() or "" for page in PdfReader(path).pages).strip()
+
+
+@metric("compare_pdfs")
+def compare_pdfs(result: str | list[str | None] | None, expected: str | list[str | None]) -> float:
+    """The mean fuzzy ratio of the PDFs' texts, pair by pair; an unreadable pair counts 0."""
+    results = result if isinstance(result, list) else [result]
+    expecteds = expected if isinstance(expected, list) else [expected]
+    if not expecteds:
+        return 0.0
+    total = 0.0
+    for a, b in zip(results, expecteds, strict=False):
+        if not a or not b:
+            continue
+        try:
+            total += fuzz.ratio(pdf_text(a), pdf_text(b)) / 100.0
+        except Exception:
+            continue
+    return total / len(expecteds)
+
+
+def ssim(a: Any, b: Any) -> float:
+    """Mean structural similarity of two equal-size 8-bit grey images (scikit-image's defaults).
+
+    A 7x7 uniform window over the windows that fit, ``K1=0.01``, ``K2=0.03``, sample covariance.
+
+    >>> import numpy as np
+    >>> img = (np.arange(100).reshape(10, 10) * 2).astype("uint8")
+    >>> round(ssim(img, img), 6)
+    1.0
+    """
+    import numpy as np
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    w = 7
+    if x.shape != y.shape or min(x.shape) < w:
+        raise ValueError(f"images must be the same size, at least {w}x{w}: {x.shape} vs {y.shape}")
+
+    def mean(img: Any) -> Any:
+        c = np.pad(img.cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+        return (c[w:, w:] - c[:-w, w:] - c[w:, :-w] + c[:-w, :-w]) / (w * w)
+
+    n = w * w
+    norm = n / (n - 1)
+    ux, uy = mean(x), mean(y)
+    vx = norm * (mean(x * x) - ux * ux)
+    vy = norm * (mean(y * y) - uy * uy)
+    vxy = norm * (mean(x * y) - ux * uy)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    s = ((2 * ux * uy + c1) * (2 * vxy + c2)) / ((ux**2 + uy**2 + c1) * (vx + vy + c2))
+    return float(s.mean())
+
+
+@metric("compare_images")
+def compare_images(result: str | None, expected: str | None, **options: Any) -> Verdict:
+    """SSIM of the two images in grey, both resized to the smaller size (OSWorld's ``min`` of sizes).
+
+    With ``reference_base_result`` B, the score is ``(ssim - B) / (1 - B)`` when ``ssim >= B + 0.01``,
+    else 0. A negative SSIM scores 0 (OSWorld would return it as is).
+    """
+    import numpy as np
+    from PIL import Image
+
+    if not result or not expected:
+        return Verdict(0.0, "an image path is empty")
+    base = options.get("reference_base_result")
+    img1, img2 = Image.open(result).convert("L"), Image.open(expected).convert("L")
+    size = min(img1.size, img2.size)
+    img1 = img1.resize(size, Image.Resampling.LANCZOS)
+    img2 = img2.resize(size, Image.Resampling.LANCZOS)
+    index = ssim(np.array(img1), np.array(img2))
+    if base is not None:
+        score = (index - base) / (1 - base) if index >= base + 0.01 else 0.0
+        return Verdict(max(0.0, score), f"SSIM {index:.4f} against a base of {base}")
+    return Verdict(max(0.0, index), f"SSIM {index:.4f}")
+
+
+def _archive_compare(file_type: str) -> MetricFunc:
+    from osw_studio.evaluation.metrics import docs, general, slides, table
+
+    table_of: dict[str, MetricFunc] = {
+        "text": general.compare_text_file,
+        "pdf": compare_pdfs,
+        "docx": docs.compare_docx_files,
+        "ppt": slides.compare_pptx_files,
+        "image": compare_images,
+        "csv": table.compare_csv,
+        "table": table.compare_table,
+    }
+    if file_type not in table_of:
+        raise ValueError(f"compare_archive file_type {file_type!r} is not implemented")
+    return table_of[file_type]
+
+
+def _archive_unsupported(options: dict[str, Any]) -> list[str]:
+    kind = options.get("file_type", "text")
+    return [] if kind in ("text", "pdf", "docx", "ppt", "image", "csv", "table") else [f"file_type={kind}"]
+
+
+@metric("compare_archive", unsupported=_archive_unsupported)
+def compare_archive(result: str | None, expected: str, **options: Any) -> float:
+    """Unpack both archives; the same file names (under ``file_path``), then the mean per-file score."""
+    if not result:
+        return 0.0
+    sub = options.pop("file_path", "")
+    compare = _archive_compare(options.pop("file_type", "text"))
+    pred_dir = Path(result).with_suffix("").as_posix() + "_pred"
+    gold_dir = Path(expected).with_suffix("").as_posix() + "_gold"
+    shutil.rmtree(pred_dir, ignore_errors=True)
+    Path(pred_dir).mkdir(parents=True)
+    shutil.unpack_archive(result, pred_dir)
+    if not Path(gold_dir).exists():
+        Path(gold_dir).mkdir(parents=True)
+        shutil.unpack_archive(expected, gold_dir)
+    pred = sorted(p.name for p in (Path(pred_dir) / sub).iterdir())
+    gold = sorted(p.name for p in (Path(gold_dir) / sub).iterdir())
+    if pred != gold:
+        return 0.0
+    if not pred:
+        return 0.0
+    total = 0.0
+    for name in pred:
+        verdict = compare(str(Path(pred_dir) / sub / name), str(Path(gold_dir) / sub / name), **options)
+        total += verdict.score if isinstance(verdict, Verdict) else float(verdict)
+    return total / len(pred)

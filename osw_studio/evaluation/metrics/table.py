@@ -1,0 +1,354 @@
+"""Spreadsheet metrics: ``compare_table`` with OSWorld's rules, and ``compare_csv``.
+
+A sheet is named as OSWorld does: an int or ``RI<n>`` (result, by index), ``RN<name>`` (result, by
+name), ``EI<n>`` / ``EN<name>`` (expected). Rules run in order and the first failing one scores 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from osw_studio.evaluation.registry import Verdict, metric
+from osw_studio.evaluation.rules import match_value_to_rule
+
+RULE_TYPES = frozenset(
+    {
+        "sheet_name",
+        "sheet_data",
+        "sheet_print",
+        "sheet_fuzzy",
+        "style",
+        "freeze",
+        "zoom",
+        "data_validation",
+        "row_props",
+        "col_props",
+        "check_cell",
+        "filter",
+        "chart",
+        "pivot_table",
+    }
+)
+"""The ``compare_table`` rule types implemented here (OSWorld also has ``sparkline``)."""
+
+
+def _unsupported_rules(options: dict[str, Any]) -> list[str]:
+    return sorted({r.get("type", "?") for r in options.get("rules", [])} - RULE_TYPES)
+
+
+class _Books:
+    """The result and expected workbooks, each as a path, an openpyxl book and a pandas book."""
+
+    def __init__(self, result: str, expected: str | None) -> None:
+        import openpyxl
+        import pandas as pd
+
+        self.paths = {"R": result, "E": expected}
+        self.xl: dict[str, Any] = {"R": openpyxl.load_workbook(result)}
+        self.pd: dict[str, Any] = {"R": pd.ExcelFile(result)}
+        if expected is not None:
+            self.xl["E"] = openpyxl.load_workbook(expected)
+            self.pd["E"] = pd.ExcelFile(expected)
+
+    def locate(self, idx: int | str) -> tuple[str, str]:
+        """``(book key, sheet name)`` for an OSWorld sheet index; an unknown index gives name ''."""
+        if isinstance(idx, int):
+            side, how, ref = "R", "I", str(idx)
+        elif len(idx) >= 2 and idx[0] in "RE" and idx[1] in "IN":
+            side, how, ref = idx[0], idx[1], idx[2:]
+        else:
+            raise ValueError(f"unrecognized sheet index {idx!r}")
+        if how == "N":
+            return side, ref
+        names: list[str] = list(self.pd[side].sheet_names) if side in self.pd else []
+        try:
+            return side, names[int(ref)]
+        except IndexError:
+            return side, ""
+
+    def frame(self, idx: int | str) -> Any:
+        import pandas as pd
+
+        side, name = self.locate(idx)
+        try:
+            return pd.read_excel(self.pd[side], name)
+        except (KeyError, ValueError):
+            return None
+
+    def sheet(self, idx: int | str) -> Any:
+        side, name = self.locate(idx)
+        try:
+            return self.xl[side][name]
+        except KeyError:
+            return None
+
+    def printed(self, idx: int | str) -> list[str] | None:
+        # OSWorld compares the CSV export LibreOffice writes next to the book: <book>-<sheet>.csv.
+        side, name = self.locate(idx)
+        path = self.paths[side]
+        if path is None:
+            return None
+        csv_path = Path(path).with_suffix("").as_posix() + f"-{name}.csv"
+        try:
+            with open(csv_path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return None
+        return list(itertools.dropwhile(lambda line: not line, (x.strip() for x in reversed(lines))))
+
+    def cell_value(self, idx: int | str, coordinate: str) -> Any:
+        side, name = self.locate(idx)
+        path = self.paths[side]
+        return None if path is None else read_cell_value(path, name, coordinate)
+
+
+def read_cell_value(xlsx: str, sheet_name: str, coordinate: str) -> Any:
+    """The stored value of a cell as the file has it (numbers as float, strings resolved), or None."""
+    import lxml.etree
+
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    rel_ns = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    try:
+        with zipfile.ZipFile(xlsx) as z:
+            shared: list[str] = []
+            if "xl/sharedStrings.xml" in z.namelist():
+                sst = lxml.etree.fromstring(z.read("xl/sharedStrings.xml"))
+                shared = ["".join(t.text or "" for t in si.iter(f"{{{ns['m']}}}t")) for si in sst]
+            book = lxml.etree.fromstring(z.read("xl/workbook.xml"))
+            rels = lxml.etree.fromstring(z.read("xl/_rels/workbook.xml.rels"))
+            targets = {r.get("Id"): r.get("Target") for r in rels}
+            sheet_path = None
+            for sheet in book.iterfind("m:sheets/m:sheet", ns):
+                if sheet.get("name") == sheet_name:
+                    target = targets[sheet.get(f"{{{rel_ns}}}id")]
+                    sheet_path = target.lstrip("/") if target.startswith("/") else "xl/" + target
+            if sheet_path is None:
+                return None
+            root = lxml.etree.fromstring(z.read(sheet_path))
+    except (zipfile.BadZipFile, KeyError, OSError):
+        return None
+    cells = root.xpath(f'm:sheetData/m:row/m:c[@r="{coordinate}"]', namespaces=ns)
+    if not cells:
+        return None
+    cell = cells[0]
+    kind = cell.get("t", "n")
+    v = cell.find("m:v", ns)
+    try:
+        if kind == "n":
+            return float(v.text) if v is not None else None
+        if kind == "s":
+            return shared[int(v.text)] if v is not None else None
+        if kind == "str":
+            return v.text if v is not None else None
+        if kind == "inlineStr":
+            return "".join(t.text or "" for t in cell.iter(f"{{{ns['m']}}}t"))
+    except (ValueError, IndexError, TypeError):
+        return None
+    return None
+
+
+def read_cell_style(name: str, cell: Any) -> Any:
+    """One style property of an openpyxl cell, named as OSWorld's rules name them."""
+    from openpyxl.cell.cell import MergedCell
+
+    has_value = cell.value is not None
+    if name == "number_format":
+        return cell.number_format if has_value and cell.data_type == "n" else None
+    font_props = {
+        "font_name": "name",
+        "font_family": "family",
+        "font_bold": "bold",
+        "font_italic": "italic",
+        "font_underline": "underline",
+        "font_size": "size",
+    }
+    if name in font_props:
+        return getattr(cell.font, font_props[name]) if has_value else None
+    if name == "font_color":
+        return cell.font.color.rgb if has_value and cell.font.color is not None else None
+    if name == "fill_type":
+        return getattr(cell.fill, "tagname", None)
+    if name in ("bgcolor", "fgcolor"):
+        try:
+            return cell.fill.fgColor.rgb
+        except AttributeError:
+            return None
+    if name == "hyperlink":
+        return (cell.hyperlink or "") if has_value else None
+    if name == "merge":
+        return isinstance(cell, MergedCell)
+    raise ValueError(f"unsupported cell style {name!r}")
+
+
+def _styles(sheet: Any, props: list[str]) -> dict[str, list[Any]]:
+    if sheet is None:
+        return {}
+    if any(fmt.rules for fmt in sheet.conditional_formatting):
+        raise NotImplementedError("style rules over conditional formatting are not implemented")
+    return {c.coordinate: [read_cell_style(p, c) for p in props] for col in sheet.iter_cols() for c in col}
+
+
+def _dimensions(sheet: Any, obj: str, props: list[str]) -> dict[Any, dict[str, Any]]:
+    if sheet is None:
+        return {}
+    holder = getattr(sheet, f"{obj}_dimensions")
+    return {key: {p: getattr(dim, p) for p in props} for key, dim in holder.items()}
+
+
+def _fuzzy(books: _Books, rule: dict[str, Any]) -> bool:
+    from openpyxl.utils import get_column_letter
+    from openpyxl.worksheet.cell_range import MultiCellRange
+    from rapidfuzz import fuzz
+
+    ok = True
+    for sub in rule["rules"]:
+        for rng in MultiCellRange(sub["range"]):
+            for row, col in rng.cells:
+                coordinate = f"{get_column_letter(col)}{row}"
+                a = str(books.cell_value(rule["sheet_idx0"], coordinate))
+                b = str(books.cell_value(rule["sheet_idx1"], coordinate))
+                for old, new in sub.get("normalization", []):
+                    a, b = a.replace(old, new), b.replace(old, new)
+                if "trim_leadings" in sub:
+                    a, b = a.lstrip(sub["trim_leadings"]), b.lstrip(sub["trim_leadings"])
+                if "trim_trailings" in sub:
+                    a, b = a.rstrip(sub["trim_trailings"]), b.rstrip(sub["trim_trailings"])
+                if "ignore_chars" in sub:
+                    drop = set(sub["ignore_chars"])
+                    a = "".join(ch for ch in a if ch not in drop)
+                    b = "".join(ch for ch in b if ch not in drop)
+                if sub.get("ignore_case", False):
+                    a, b = a.lower(), b.lower()
+                kind = sub["type"]
+                if kind == "includes":
+                    ok = ok and b in a
+                elif kind == "included_by":
+                    ok = ok and a in b
+                elif kind == "fuzzy_match":
+                    ok = ok and fuzz.ratio(a, b) >= sub.get("threshold", 85.0)
+                elif kind == "exact_match":
+                    ok = ok and a == b
+                else:
+                    raise ValueError(f"unknown sheet_fuzzy type {kind!r}")
+    return ok
+
+
+def _frames_equal(books: _Books, rule: dict[str, Any]) -> bool | None:
+    a, b = books.frame(rule["sheet_idx0"]), books.frame(rule["sheet_idx1"])
+    if a is None:
+        return None
+    if b is None:
+        return False
+    digits = rule.get("precision", 4)
+    a, b = a.round(digits), b.round(digits)
+    if rule.get("ignore_case", False):
+        a = a.map(lambda v: v.lower() if isinstance(v, str) else v)
+        b = b.map(lambda v: v.lower() if isinstance(v, str) else v)
+    return bool(a.equals(b))
+
+
+def _check_rule(books: _Books, rule: dict[str, Any]) -> bool | None:
+    """Whether one rule holds; None when the sheet it names cannot be loaded (OSWorld scores 0)."""
+    from osw_studio.evaluation.metrics.table_objects import charts, filters, pivots
+
+    kind = rule["type"]
+    if kind == "sheet_name":
+        return list(books.pd["R"].sheet_names) == list(books.pd["E"].sheet_names)
+    if kind == "sheet_data":
+        return _frames_equal(books, rule)
+    if kind == "sheet_print":
+        printed0, printed1 = books.printed(rule["sheet_idx0"]), books.printed(rule["sheet_idx1"])
+        if printed0 is None:
+            return None
+        if rule.get("ignore_case", False) and printed1 is not None:
+            printed0, printed1 = [x.lower() for x in printed0], [x.lower() for x in printed1]
+        return printed0 == printed1
+    if kind == "sheet_fuzzy":
+        return _fuzzy(books, rule)
+    if kind == "style":
+        props = rule.get("props", [])
+        return _styles(books.sheet(rule["sheet_idx0"]), props) == _styles(
+            books.sheet(rule["sheet_idx1"]), props
+        )
+    if kind == "freeze":
+        a, b = books.sheet(rule["sheet_idx0"]), books.sheet(rule["sheet_idx1"])
+        if a is None:
+            return None
+        return b is not None and a.freeze_panes == b.freeze_panes
+    if kind == "zoom":
+        sheet = books.sheet(rule["sheet_idx"])
+        if sheet is None:
+            return None
+        return match_value_to_rule(sheet.sheet_view.zoomScale or 100.0, rule)
+    if kind == "data_validation":
+        sheet = books.sheet(rule["sheet_idx"])
+        if sheet is None:
+            return None
+        validators = sheet.data_validations.dataValidation
+        if len(validators) < len(rule["dv_props"]):
+            return False
+        return all(
+            any(all(match_value_to_rule(getattr(dv, k), m) for k, m in p.items()) for p in rule["dv_props"])
+            for dv in validators
+        )
+    if kind in ("row_props", "col_props"):
+        obj = "row" if kind == "row_props" else "column"
+        props = rule.get("props", [])
+        a = _dimensions(books.sheet(rule["sheet_idx0"]), obj, props)
+        return a == _dimensions(books.sheet(rule["sheet_idx1"]), obj, props)
+    if kind == "check_cell":
+        sheet = books.sheet(rule["sheet_idx"])
+        if sheet is None:
+            return None
+        cell = sheet[rule["coordinate"]]
+        for prop, value_rule in rule["props"].items():
+            if prop == "value":
+                value = books.cell_value(rule["sheet_idx"], rule["coordinate"])
+            else:
+                value = read_cell_style(prop, cell)
+            if not match_value_to_rule(value, value_rule):
+                return False
+        return True
+    loaders = {"filter": filters, "chart": charts, "pivot_table": pivots}
+    if kind in loaders:
+        load = loaders[kind]
+        return load(books.sheet(rule["sheet_idx0"]), rule) == load(books.sheet(rule["sheet_idx1"]), rule)
+    raise NotImplementedError(f"compare_table rule {kind!r} is not implemented")
+
+
+@metric("compare_table", unsupported=_unsupported_rules)
+def compare_table(result: str | None, expected: str | None = None, **options: Any) -> Verdict:
+    """Check a result workbook against rules, most comparing it with an expected workbook."""
+    if result is None:
+        return Verdict(0.0, "no result workbook")
+    try:
+        books = _Books(result, None)
+    except Exception as exc:  # OSWorld scores an unreadable result 0
+        return Verdict(0.0, f"cannot read the result workbook: {type(exc).__name__}: {exc}")
+    if expected is not None:
+        books = _Books(result, expected)
+    for i, rule in enumerate(options["rules"]):
+        ok = _check_rule(books, rule)
+        if not ok:
+            what = "cannot load the sheet for" if ok is None else "failed"
+            return Verdict(0.0, f"rule {i} ({rule['type']}) {what}")
+    return Verdict(1.0, f"all {len(options['rules'])} rules hold")
+
+
+@metric("compare_csv")
+def compare_csv(result: str | None, expected: str, **options: Any) -> float:
+    """Two CSV files have the same lines (``strict: false`` strips them; ``ignore_case`` folds case)."""
+    if result is None:
+        return 0.0
+    with open(result, encoding="utf-8") as f:
+        a = f.read().splitlines()
+    with open(expected, encoding="utf-8") as f:
+        b = f.read().splitlines()
+    if not options.get("strict", True):
+        a, b = [x.strip() for x in a], [x.strip() for x in b]
+    if options.get("ignore_case", False):
+        a, b = [x.lower() for x in a], [x.lower() for x in b]
+    return float(a == b)

@@ -1,0 +1,164 @@
+"""Registries of getters and metrics, looked up by the names OSWorld task files use.
+
+A getter turns a ``result``/``expected`` spec into a value (a host file path, a string, a dict); a metric
+turns those values into a score. Both register themselves with a decorator in the module that defines
+them; the modules are imported on the first lookup, so ``coverage`` is one query over the names.
+
+Examples:
+    >>> "compare_table" in METRICS.names() and "vm_file" in GETTERS.names()
+    True
+    >>> METRICS.get("no_such_metric")
+    Traceback (most recent call last):
+    ...
+    osw_studio.core.errors.EvaluationError: unknown metric 'no_such_metric' (...)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+
+from osw_studio.core.errors import EvaluationError
+
+if TYPE_CHECKING:
+    from osw_studio.envs.guest_client import GuestClient
+
+
+F = TypeVar("F")
+
+
+class Verdict(NamedTuple):
+    """A metric's score with the reason it gave (metrics may return a bare float instead)."""
+
+    score: float
+    reason: str
+
+
+MetricFunc = Callable[..., float | Verdict]
+"""``metric(result, [expected,] **options) -> score``: pure, synchronous, no I/O but reading files."""
+
+
+@dataclass(frozen=True)
+class GetterContext:
+    """What a getter may use: the guest and the task's cache folder.
+
+    Attributes:
+        guest: The client of the guest server.
+        cache_dir: The task's folder in the asset cache (OSWorld's ``cache/<task id>``): fetched files
+            go here, setup steps with ``stdout`` wrote their output here (for ``cache_file``), and
+            pre-seeded expected files are found here.
+        task_dir: The task file's folder: a ``cloud_file`` URL that is a plain path is relative to it.
+    """
+
+    guest: GuestClient
+    cache_dir: Path
+    task_dir: Path | None = None
+
+
+GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]
+"""``await getter(ctx, spec)``: ``spec`` is the task's getter object without its ``type``."""
+
+OptionCheck = Callable[[dict[str, Any]], list[str]]
+"""Given a metric's options, the names of the option features that are not implemented."""
+
+
+@dataclass(frozen=True)
+class Entry(Generic[F]):
+    """One registered function and how far it supports the options tasks give it."""
+
+    name: str
+    func: F
+    unsupported: OptionCheck | None = None
+
+    def missing_features(self, options: dict[str, Any] | None) -> list[str]:
+        """Names like ``compare_table:pivot_table`` for option features this entry cannot score."""
+        if self.unsupported is None or not options:
+            return []
+        return [f"{self.name}:{feature}" for feature in self.unsupported(options)]
+
+
+class Registry(Generic[F]):
+    """Functions by name, filled by decorators in ``modules`` (imported on first use).
+
+    Args:
+        kind: ``"metric"`` or ``"getter"``, for messages.
+        modules: The modules whose import registers the functions.
+    """
+
+    def __init__(self, kind: str, modules: tuple[str, ...]) -> None:
+        self.kind = kind
+        self._modules = modules
+        self._entries: dict[str, Entry[F]] = {}
+        self._loaded = False
+
+    def register(self, name: str, *, unsupported: OptionCheck | None = None) -> Callable[[F], F]:
+        """Decorator: register the function under ``name`` (the name task files use)."""
+
+        def decorate(func: F) -> F:
+            if name in self._entries:
+                raise ValueError(f"{self.kind} {name!r} registered twice")
+            self._entries[name] = Entry(name, func, unsupported)
+            return func
+
+        return decorate
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            for module in self._modules:
+                importlib.import_module(module)
+
+    def entry(self, name: str) -> Entry[F]:
+        """The entry registered as ``name``.
+
+        Raises:
+            EvaluationError: If no such name is registered; no score is ever invented for it.
+        """
+        self._load()
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise EvaluationError(
+                f"unknown {self.kind} {name!r}",
+                hint=f"OSW Studio does not implement it yet; `osw-studio eval coverage` lists the "
+                f"{self.kind}s it implements",
+            ) from None
+
+    def get(self, name: str) -> F:
+        """The function registered as ``name`` (see :meth:`entry`)."""
+        return self.entry(name).func
+
+    def names(self) -> frozenset[str]:
+        """Every registered name."""
+        self._load()
+        return frozenset(self._entries)
+
+
+METRICS: Registry[MetricFunc] = Registry(
+    "metric",
+    (
+        "osw_studio.evaluation.metrics.general",
+        "osw_studio.evaluation.metrics.table",
+        "osw_studio.evaluation.metrics.slides",
+        "osw_studio.evaluation.metrics.docs",
+        "osw_studio.evaluation.metrics.files",
+        "osw_studio.evaluation.metrics.apps",
+    ),
+)
+"""Every metric, by the ``func`` name task files use."""
+
+GETTERS: Registry[GetterFunc] = Registry(
+    "getter",
+    (
+        "osw_studio.evaluation.getters.rule",
+        "osw_studio.evaluation.getters.guest",
+        "osw_studio.evaluation.getters.files",
+    ),
+)
+"""Every getter, by the ``type`` name task files use in ``result`` and ``expected``."""
+
+metric = METRICS.register
+getter = GETTERS.register
