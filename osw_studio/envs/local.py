@@ -1,0 +1,476 @@
+"""``LocalProvider``: the default provider, a throwaway desktop on this machine with no VM.
+
+Per env it starts, in order: Xvfb on a free display number (``-displayfd``), then openbox and a D-Bus
+session bus (``dbus-daemon --print-address``), then AT-SPI's bus launcher (for the accessibility tree)
+and the guest server (``python -m osw_studio.guest``) on a free 127.0.0.1 port with a random token
+(given through ``OSW_GUEST_TOKEN``, so it never shows in ``ps``). The env is ready when the guest
+server writes its ``--ready-file``.
+
+When ``bwrap`` (bubblewrap) is installed, each process runs inside it: the real ``/`` read-only, a
+private ``/tmp`` shared by the env's processes, and a throwaway HOME mounted at ``/home/user`` (the
+path OSWorld's tasks write to). ``--unshare-pid --die-with-parent`` means everything an env starts,
+including apps launched in the guest, dies with it. Without bwrap, HOME and TMPDIR still point into the
+env's own folder and ``setpriv --pdeathsig`` ties each process to this one.
+
+Every process joins one process group and is tracked by PID; :meth:`LocalEnv.close` stops them all
+(SIGTERM, then SIGKILL after a grace period); an ``atexit`` hook does the same if the app exits
+without closing. PDEATHSIG follows the thread that started a process, so create envs on a thread
+that lives as long as they do (the event loop's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import IO, Any
+
+from osw_studio.core.errors import GuestError
+from osw_studio.envs.guest_client import GuestClient, RetryPolicy
+from osw_studio.envs.remote import RemoteEnv
+from osw_studio.envs.setup import SetupOptions
+
+SANDBOX_HOME = "/home/user"
+"""HOME inside the sandbox: OSWorld's tasks name files under ``/home/user``."""
+
+AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+
+_LIVE: weakref.WeakSet[LocalSession] = weakref.WeakSet()
+
+
+def _kill_all_at_exit() -> None:
+    for session in list(_LIVE):
+        session.kill()
+
+
+atexit.register(_kill_all_at_exit)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def descendants(roots: set[int]) -> set[int]:
+    """The live processes under ``roots`` (children, grandchildren, ...), from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def is_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _ensure_x11_dir() -> None:
+    x11 = Path("/tmp/.X11-unix")
+    if not x11.exists():
+        x11.mkdir(mode=0o1777)
+        x11.chmod(0o1777)
+
+
+def _ready_line(path: Path) -> str | None:
+    """The guest server's ready line, once it has written all of it."""
+    try:
+        line = path.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    return line if " ready on " in line and "token=" in line else None
+
+
+class LocalSession:
+    """The processes of one local env and the folder that holds its HOME, /tmp and logs.
+
+    Args:
+        sandbox: Run each process inside bubblewrap.
+    """
+
+    def __init__(self, *, sandbox: bool) -> None:
+        self.sandbox = sandbox
+        self.root = Path(tempfile.mkdtemp(prefix="osw-env-"))
+        self.home = self.root / "home"
+        self.tmp = self.root / "tmp"
+        for folder in (self.home, self.tmp, self.tmp / "runtime"):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.pgid: int | None = None
+        self.display = ""
+        self._logs: list[IO[bytes]] = []
+        _LIVE.add(self)
+
+    # --- paths as the processes see them -------------------------------------------------------------
+
+    @property
+    def home_inside(self) -> str:
+        """HOME as the env's processes see it."""
+        return SANDBOX_HOME if self.sandbox else str(self.home)
+
+    @property
+    def tmp_inside(self) -> str:
+        """The private /tmp as the env's processes see it."""
+        return "/tmp" if self.sandbox else str(self.tmp)
+
+    def environment(self, **extra: str) -> dict[str, str]:
+        """A clean environment for the env's processes (the host's secrets stay out)."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": self.home_inside,
+            "USER": os.environ.get("USER", "user"),
+            "TMPDIR": self.tmp_inside,
+            "XDG_RUNTIME_DIR": f"{self.tmp_inside}/runtime",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # Toolkits only expose their widgets to AT-SPI when asked.
+            "QT_ACCESSIBILITY": "1",
+            "ACCESSIBILITY_ENABLED": "1",
+            "GTK_MODULES": "gail:atk-bridge",
+        }
+        if self.display:
+            env["DISPLAY"] = self.display
+        env.update(extra)
+        return env
+
+    # --- starting ------------------------------------------------------------------------------------
+
+    def _wrap(self, argv: list[str], *, real_tmp: bool) -> list[str]:
+        if self.sandbox:
+            tmp = ["--bind", "/tmp", "/tmp"] if real_tmp else ["--bind", str(self.tmp), "/tmp"]
+            if not real_tmp:
+                tmp += ["--bind", "/tmp/.X11-unix", "/tmp/.X11-unix"]
+            return [
+                "bwrap",
+                "--ro-bind", "/", "/",
+                "--dev", "/dev",
+                "--proc", "/proc",
+                "--tmpfs", "/dev/shm",
+                *tmp,
+                "--tmpfs", "/home",
+                "--bind", str(self.home), SANDBOX_HOME,
+                "--chdir", SANDBOX_HOME,
+                "--unshare-pid",
+                "--die-with-parent",
+                "--",
+                *argv,
+            ]  # fmt: skip
+        if shutil.which("setpriv"):
+            return ["setpriv", "--pdeathsig", "KILL", "--", *argv]
+        return argv
+
+    def spawn(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        real_tmp: bool = False,
+        pass_fds: tuple[int, ...] = (),
+        stdout_pipe: bool = False,
+    ) -> subprocess.Popen[bytes]:
+        """Start one process of the env, logged to ``<root>/<name>.log``, in the env's process group."""
+        log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - closed in stop()
+        self._logs.append(log)
+        try:
+            proc = subprocess.Popen(
+                self._wrap(argv, real_tmp=real_tmp),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if stdout_pipe else log,
+                stderr=log,
+                pass_fds=pass_fds,
+                process_group=self.pgid or 0,
+                cwd=self.home,
+            )
+        except OSError as exc:
+            raise GuestError(
+                f"cannot start {name}: {exc.strerror or exc}",
+                where=argv[0],
+                hint="install it (make setup installs every package the sandbox needs)",
+            ) from None
+        if self.pgid is None:
+            self.pgid = proc.pid
+        self.processes[name] = proc
+        return proc
+
+    def log_tail(self, name: str, lines: int = 8) -> str:
+        """The last lines a process wrote, for error messages."""
+        try:
+            text = (self.root / f"{name}.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return " | ".join(text.strip().splitlines()[-lines:])
+
+    async def read_line(self, fd: int, name: str, limit: float) -> str:
+        """Wait (without blocking the loop) for one line a process writes to ``fd``."""
+        loop = asyncio.get_running_loop()
+        data = bytearray()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def on_readable() -> None:
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                return
+            data.extend(chunk)
+            if (not chunk or b"\n" in data) and not done.done():
+                done.set_result(None)
+
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, on_readable)
+        try:
+            await asyncio.wait_for(done, limit)
+        except TimeoutError:
+            raise GuestError(
+                f"{name} did not start within {limit:g} s: {self.log_tail(name)}",
+                where=str(self.root / f"{name}.log"),
+            ) from None
+        finally:
+            loop.remove_reader(fd)
+        line = data.decode(errors="replace").strip()
+        if not line:
+            raise GuestError(
+                f"{name} exited at start: {self.log_tail(name)}", where=str(self.root / f"{name}.log")
+            )
+        return line.splitlines()[0]
+
+    async def start_display(self, screen: tuple[int, int], limit: float) -> str:
+        """Start Xvfb on a free display number; return ``:N``."""
+        _ensure_x11_dir()
+        read_fd, write_fd = os.pipe()
+        try:
+            size = f"{screen[0]}x{screen[1]}x24"
+            argv = ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", size, "-nolisten", "tcp"]
+            self.spawn("xvfb", argv, self.environment(), real_tmp=True, pass_fds=(write_fd,))
+            os.close(write_fd)
+            write_fd = -1
+            number = await self.read_line(read_fd, "xvfb", limit)
+        finally:
+            os.close(read_fd)
+            if write_fd >= 0:
+                os.close(write_fd)
+        self.display = f":{number}"
+        return self.display
+
+    async def start_bus(self, limit: float) -> str:
+        """Start the session D-Bus; return its address."""
+        address = f"unix:path={self.tmp_inside}/bus"
+        proc = self.spawn(
+            "dbus",
+            [
+                "dbus-daemon",
+                "--session",
+                "--nofork",
+                "--nopidfile",
+                f"--address={address}",
+                "--print-address=1",
+            ],
+            self.environment(),
+            stdout_pipe=True,
+        )
+        assert proc.stdout is not None
+        return await self.read_line(proc.stdout.fileno(), "dbus", limit)
+
+    async def wait_ready_file(self, path: Path, name: str, limit: float) -> str:
+        """Wait for the guest server's ready line (polling the file it writes once)."""
+        proc = self.processes[name]
+        deadline = time.monotonic() + limit
+        while True:
+            line = _ready_line(path)
+            if line:
+                return line
+            if proc.poll() is not None:
+                raise GuestError(
+                    f"the guest server exited at start (code {proc.returncode}): {self.log_tail(name)}",
+                    where=str(self.root / f"{name}.log"),
+                )
+            if time.monotonic() > deadline:
+                raise GuestError(
+                    f"the guest server was not ready within {limit:g} s: {self.log_tail(name)}",
+                    where=str(self.root / f"{name}.log"),
+                    hint="the machine may be overloaded; raise ready_timeout",
+                )
+            await asyncio.sleep(0.01)
+
+    # --- stopping ------------------------------------------------------------------------------------
+
+    def pids(self) -> set[int]:
+        """Every live process of this env: the tracked ones and everything they started."""
+        tracked = {p.pid for p in self.processes.values() if p.poll() is None}
+        return tracked | descendants(tracked)
+
+    def _signal(self, pids: set[int], sig: int) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        if self.pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, sig)
+
+    async def stop(self, grace: float = 3.0) -> None:
+        """SIGTERM everything, SIGKILL what is left after ``grace`` seconds, then delete the folder."""
+        pids = self.pids()
+        self._signal(pids, signal.SIGTERM)
+        for _ in range(max(1, int(grace / 0.02))):
+            if not any(is_alive(pid) for pid in pids):
+                break
+            await asyncio.sleep(0.02)
+        self.kill(pids)
+
+    def kill(self, pids: set[int] | None = None) -> None:
+        """SIGKILL every process of the env now, reap them and delete the folder (atexit uses this)."""
+        pids = (pids or set()) | self.pids()
+        self._signal({pid for pid in pids if is_alive(pid)}, signal.SIGKILL)
+        for proc in self.processes.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=2)
+            if proc.stdout is not None:
+                proc.stdout.close()
+        for log in self._logs:
+            log.close()
+        self._logs.clear()
+        self.pgid = None
+        _LIVE.discard(self)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class LocalEnv(RemoteEnv):
+    """A :class:`RemoteEnv` over a guest server that a :class:`LocalProvider` started, which owns it.
+
+    Attributes:
+        session: The env's processes and folders.
+        display: The X display (``:N``).
+        url: The guest server's base URL.
+        token: The guest server's token.
+    """
+
+    def __init__(self, guest: GuestClient, session: LocalSession, *, setup: SetupOptions | None = None):
+        super().__init__(guest, setup=setup, name=f"local{session.display}")
+        self.session = session
+        self.display = session.display
+        self.url = guest.base_url
+        self.token = guest.token or ""
+
+    def pids(self) -> set[int]:
+        """Every live process of this env."""
+        return self.session.pids()
+
+    async def close(self) -> None:
+        """Close the connection and stop every process of the env. Safe to call twice."""
+        await super().close()
+        if self.session.pgid is not None or self.session.processes:
+            await self.session.stop()
+            self.session.processes.clear()
+
+
+class LocalProvider:
+    """The ``local`` provider: sandboxed Xvfb desktops on this machine.
+
+    Args:
+        screen: ``(width, height)`` of each desktop.
+        sandbox: Use bubblewrap; ``None`` means "when ``bwrap`` is installed".
+        accessibility: Start AT-SPI so the accessibility tree works.
+        ready_timeout: Seconds to wait for each part to start.
+        python: The Python that runs the guest server.
+    """
+
+    def __init__(
+        self,
+        *,
+        screen: tuple[int, int] = (1920, 1080),
+        sandbox: bool | None = None,
+        accessibility: bool = True,
+        ready_timeout: float = 20.0,
+        python: str = sys.executable,
+    ) -> None:
+        self.screen = screen
+        self.sandbox = shutil.which("bwrap") is not None if sandbox is None else sandbox
+        self.accessibility = accessibility
+        self.ready_timeout = ready_timeout
+        self.python = python
+        self.atspi = accessibility and Path(AT_SPI_LAUNCHER).exists()
+
+    async def create(
+        self,
+        *,
+        screen: tuple[int, int] | None = None,
+        setup: SetupOptions | None = None,
+        retry: RetryPolicy | None = None,
+        **client_options: Any,
+    ) -> LocalEnv:
+        """Start a desktop and its guest server; return the env once the server is ready.
+
+        Raises:
+            GuestError: If a part does not start (naming it and quoting its log).
+        """
+        session = LocalSession(sandbox=self.sandbox)
+        try:
+            env = await self._start(session, screen or self.screen, setup, retry, client_options)
+        except BaseException:
+            session.kill()
+            raise
+        return env
+
+    async def _start(
+        self,
+        session: LocalSession,
+        screen: tuple[int, int],
+        setup: SetupOptions | None,
+        retry: RetryPolicy | None,
+        client_options: dict[str, Any],
+    ) -> LocalEnv:
+        timeout = self.ready_timeout
+        await session.start_display(screen, timeout)
+        session.spawn("openbox", ["openbox", "--sm-disable"], session.environment())
+        bus = await session.start_bus(timeout)
+        env_vars = session.environment(DBUS_SESSION_BUS_ADDRESS=bus)
+        if self.atspi:
+            session.spawn("atspi", [AT_SPI_LAUNCHER, "--launch-immediately"], env_vars)
+        token = secrets.token_urlsafe(24)
+        port = free_port()
+        ready = session.tmp / "guest.ready"
+        ready_inside = f"{session.tmp_inside}/guest.ready"
+        argv = [self.python, "-m", "osw_studio.guest", "--display", session.display]
+        argv += ["--host", "127.0.0.1", "--port", str(port), "--ready-file", ready_inside]
+        session.spawn("guest", argv, {**env_vars, "OSW_GUEST_TOKEN": token})
+        await session.wait_ready_file(ready, "guest", timeout)
+        client = GuestClient(f"http://127.0.0.1:{port}", token, retry=retry, **client_options)
+        env = LocalEnv(client, session, setup=setup)
+        try:
+            await env.connect()
+        except BaseException:
+            await client.aclose()
+            raise
+        return env
