@@ -43,8 +43,22 @@ class RunStore:
                 where=str(self.path),
                 hint="pass a run folder or a folder of runs",
             )
-        self.torn = False
-        """Whether the last line of ``steps.jsonl`` was torn (known once :meth:`iter_steps` has finished)."""
+        self._torn_seen = False
+
+    @property
+    def torn(self) -> bool:
+        """Whether the last line of ``steps.jsonl`` is torn: cut short, or invalid (seen by iter_steps)."""
+        if self._torn_seen:
+            return True
+        try:
+            with open(self.path / STEPS_JSONL, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                if f.tell() == 0:
+                    return False
+                f.seek(-1, os.SEEK_END)
+                return f.read(1) != b"\n"
+        except OSError:
+            return False
 
     @property
     def run_id(self) -> str:
@@ -100,7 +114,7 @@ class RunStore:
         file = self.path / STEPS_JSONL
         if not file.is_file():
             return
-        self.torn = False
+        self._torn_seen = False
         try:
             with open(file, "rb") as f:
                 lineno = 0
@@ -118,7 +132,7 @@ class RunStore:
                         except StoreError:
                             pass
                     if pending.strip():
-                        self.torn = True
+                        self._torn_seen = True
         except OSError as exc:
             raise StoreError(f"cannot read the steps: {exc}", where=str(file)) from exc
 

@@ -1,0 +1,109 @@
+"""Exporting run stores: find the runs, filter them, scrub them and feed them to one exporter.
+
+The runs are found lazily, and each is read one step at a time, so an export's memory does not grow with
+the number of runs (only the list of their folder paths is kept, to tell progress).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from osw_studio.actions.coords import COORD_MODES
+from osw_studio.core.errors import ExportError
+from osw_studio.trajectory.exporters import exporter_class
+from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
+from osw_studio.trajectory.store import RunStore, iter_runs
+
+
+@dataclass
+class ExportSummary:
+    """What an export did.
+
+    Attributes:
+        format: The format's name.
+        out: The output folder.
+        runs_found: Run folders found under the paths.
+        runs_exported: Runs that passed the filters.
+        samples: Samples written (lines, rows or files, depending on the format).
+        skipped: Why runs were left out, with counts.
+    """
+
+    format: str
+    out: Path
+    runs_found: int = 0
+    runs_exported: int = 0
+    samples: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        """Count a run left out for ``reason``."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+Progress = Callable[[int, int, ExportSummary], None]
+"""Called after each run with ``(done, total, summary)``."""
+
+
+def check_options(options: ExportOptions) -> None:
+    """Reject options no exporter can honour.
+
+    Raises:
+        ExportError: Naming the bad option.
+    """
+    if options.coords is not None and (options.coords not in COORD_MODES or options.coords == "resized"):
+        raise ExportError(
+            f"unknown coordinate convention {options.coords!r}", hint="use abs, rel1000, norm or smart"
+        )
+    if options.history < 0:
+        raise ExportError("history must be 0 or more screenshots")
+    if options.filter.min_score is not None and not 0 <= options.filter.min_score <= 1:
+        raise ExportError("minimum score must be between 0 and 1")
+
+
+def export_runs(
+    paths: Iterable[str | Path],
+    format: str,
+    out: str | Path,
+    options: ExportOptions | None = None,
+    progress: Progress | None = None,
+) -> ExportSummary:
+    """Export every run under ``paths`` to ``format`` in ``out``.
+
+    Args:
+        paths: Run folders, ``runs/`` folders or any folders above them.
+        format: A format name from :data:`osw_studio.trajectory.exporters.EXPORTERS`.
+        out: The output folder.
+        options: Filters, scrubbing and format options.
+        progress: Told after each run.
+
+    Raises:
+        ExportError: For an unknown format or bad options.
+        StoreError: For a path with no runs or an unreadable run.
+    """
+    options = options or ExportOptions()
+    check_options(options)
+    cls = exporter_class(format)
+    run_paths = [run.path for run in iter_runs(paths)]
+    summary = ExportSummary(format=format, out=Path(out), runs_found=len(run_paths))
+    exporter = cls(Path(out), options)
+    try:
+        for done, path in enumerate(run_paths, start=1):
+            run = ExportRun(RunStore(path), options.scrubber)
+            if not options.filter.accepts_run(run.meta, run.result):
+                summary.skip("filtered out")
+            elif options.filter.sources and exporter.episode_level and not _any_step_matches(run, options):
+                summary.skip("no step of the chosen sources")
+            else:
+                summary.samples += exporter.add_run(run)
+                summary.runs_exported += 1
+            if progress is not None:
+                progress(done, len(run_paths), summary)
+    finally:
+        exporter.close()
+    return summary
+
+
+def _any_step_matches(run: ExportRun, options: ExportOptions) -> bool:
+    return any(options.filter.accepts_step(step) for step in run.store.iter_steps())

@@ -1,0 +1,269 @@
+"""What every exporter shares: options, filters, the scrubbed view of a run, images and the base class.
+
+Exporters stream: :meth:`Exporter.add_run` sees one run at a time and reads its steps one by one, so the
+memory an export needs depends on the longest episode, not on how many runs there are.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import os
+import shutil
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from osw_studio.core.errors import ExportError
+from osw_studio.core.step import EpisodeResult, StepRecord
+from osw_studio.trajectory.layout import RunMeta, image_size
+from osw_studio.trajectory.scrub import Scrubber
+from osw_studio.trajectory.store import RunStore
+
+StepKind = Literal["agent", "human", "edited"]
+STEP_KINDS: tuple[StepKind, ...] = ("agent", "human", "edited")
+
+
+def step_kind(step: StepRecord) -> StepKind:
+    """Who decided a step's actions: the model alone, a person alone, or a person correcting the model.
+
+    >>> step_kind(StepRecord(index=1)), step_kind(StepRecord(index=1, verdict="edited"))
+    ('agent', 'edited')
+    >>> step_kind(StepRecord(index=1, source="human", verdict="human"))
+    'human'
+    """
+    if step.source == "human":
+        return "human"
+    return "edited" if step.verdict == "edited" else "agent"
+
+
+def parse_date(text: str, *, end: bool = False) -> float:
+    """Epoch seconds of an ISO date or date-time (UTC unless it says otherwise).
+
+    ``end`` makes a bare date mean the end of that day, so ``--until 2025-01-31`` includes the 31st.
+
+    >>> parse_date("1970-01-02"), parse_date("1970-01-01", end=True)
+    (86400.0, 86399.999999)
+    >>> parse_date("1970-01-01T01:00:00+01:00")
+    0.0
+
+    Raises:
+        ExportError: If ``text`` is not an ISO date.
+    """
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ExportError(f"not a date: {text!r}", hint="write YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS") from exc
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    if end and len(text) == 10:
+        value += dt.timedelta(days=1, microseconds=-1)
+    return value.timestamp()
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs and steps an export takes.
+
+    Attributes:
+        success_only: Only runs whose result says success.
+        min_score: Only runs scored at least this.
+        sources: Only steps of these kinds (``agent``, ``human``, ``edited``); empty means all. Formats
+            with one sample per step emit only matching steps; whole-episode formats keep a run when at
+            least one of its steps matches.
+        domains: Only runs of these domains; empty means all.
+        since: Only runs started at or after this (epoch seconds).
+        until: Only runs started at or before this.
+    """
+
+    success_only: bool = False
+    min_score: float | None = None
+    sources: frozenset[str] = frozenset()
+    domains: frozenset[str] = frozenset()
+    since: float | None = None
+    until: float | None = None
+
+    def accepts_run(self, meta: RunMeta, result: EpisodeResult | None) -> bool:
+        """Whether a run passes the run-level filters."""
+        if self.success_only and not (result is not None and result.success):
+            return False
+        if self.min_score is not None and (result is None or (result.score or 0.0) < self.min_score):
+            return False
+        domain = (result.domain if result is not None else None) or meta.domain
+        if self.domains and domain not in self.domains:
+            return False
+        if self.since is not None and meta.started_at < self.since:
+            return False
+        return not (self.until is not None and meta.started_at > self.until)
+
+    def accepts_step(self, step: StepRecord) -> bool:
+        """Whether a step passes the step-source filter."""
+        return not self.sources or step_kind(step) in self.sources
+
+
+@dataclass
+class ExportOptions:
+    """How to export.
+
+    Attributes:
+        filter: Which runs and steps.
+        scrubber: Removes secrets (and typed-text patterns) from everything written.
+        profile: The target-model profile of chat formats (prompt template and coordinate convention).
+        coords: Overrides the profile's coordinate convention: ``abs``, ``rel1000``, ``norm`` or ``smart``.
+        per: ``step`` (one sample per step) or ``episode`` (one conversation per run).
+        history: Screenshots per sample, the current one included (older steps keep only their text).
+        target: ``action`` or ``thought-action``: what the assistant turn holds.
+        images: ``copy`` (files beside the export, referenced by relative path) or ``embed`` (data URLs).
+    """
+
+    filter: RunFilter = field(default_factory=RunFilter)
+    scrubber: Scrubber = field(default_factory=Scrubber)
+    profile: str = "osworld"
+    coords: str | None = None
+    per: Literal["step", "episode"] = "step"
+    history: int = 1
+    target: Literal["action", "thought-action"] = "thought-action"
+    images: Literal["copy", "embed"] = "copy"
+
+
+class ExportRun:
+    """A run as exporters see it: meta, result and steps with every secret scrubbed.
+
+    Args:
+        store: The run store.
+        scrubber: What to remove from every string.
+    """
+
+    def __init__(self, store: RunStore, scrubber: Scrubber) -> None:
+        self.store = store
+        self._scrubber = scrubber
+        self.meta = RunMeta.model_validate(scrubber.data(store.meta.model_dump(mode="json")))
+        raw = store.result
+        self.result = (
+            EpisodeResult.model_validate(scrubber.data(raw.model_dump(mode="json"))) if raw else None
+        )
+
+    @property
+    def run_id(self) -> str:
+        """The run folder's name."""
+        return self.store.run_id
+
+    @property
+    def domain(self) -> str:
+        """The task's domain (``unknown`` when the run does not say)."""
+        return (self.result.domain if self.result else None) or self.meta.domain or "unknown"
+
+    @property
+    def task_id(self) -> str:
+        """The task's id."""
+        return self.meta.task_id
+
+    @property
+    def model(self) -> str:
+        """The model that acted (``unknown`` when the run does not say)."""
+        return (self.result.model if self.result else None) or self.meta.model or "unknown"
+
+    @property
+    def score(self) -> float | None:
+        """The evaluator's score, or None when the run has none (interrupted or not scorable)."""
+        return self.result.score if self.result else None
+
+    @property
+    def success(self) -> bool:
+        """Whether the run succeeded."""
+        return bool(self.result and self.result.success)
+
+    @property
+    def status(self) -> str:
+        """The run's final status (``interrupted`` when it has no result or a torn step line)."""
+        return "interrupted" if self.store.torn else self.store.status
+
+    def steps(self) -> Iterator[StepRecord]:
+        """The steps, in order, scrubbed."""
+        for step in self.store.iter_steps():
+            yield self._scrubber.step(step)
+
+    def screen_size(self, step: StepRecord | None = None) -> tuple[int, int] | None:
+        """The guest screen's size: from ``run.json``, else from a screenshot's header."""
+        if self.meta.screen_width and self.meta.screen_height:
+            return (self.meta.screen_width, self.meta.screen_height)
+        path = self.store.screenshot_path(step) if step is not None else None
+        if path is None:
+            return None
+        with open(path, "rb") as f:
+            return image_size(f.read(65536))
+
+
+class ImageSink:
+    """Puts step screenshots where an export's files can reference them.
+
+    Args:
+        out: The export folder.
+        mode: ``copy`` (hard link when possible, else copy, to ``folder``) or ``embed`` (a ``data:`` URL).
+        folder: Where copies go, relative to ``out``; ``{run_id}`` is filled in.
+    """
+
+    def __init__(self, out: Path, mode: str = "copy", folder: str = "images/{run_id}") -> None:
+        self.out = out
+        self.mode = mode
+        self.folder = folder
+
+    def ref(self, run: ExportRun, path: Path) -> str:
+        """A reference to the image at ``path``: a path relative to the export folder, or a data URL."""
+        if self.mode == "embed":
+            return data_url(path)
+        rel = Path(self.folder.format(run_id=run.run_id)) / path.name
+        place_file(path, self.out / rel)
+        return rel.as_posix()
+
+
+def data_url(path: Path) -> str:
+    """The file as a ``data:`` URL."""
+    mime = "image/jpeg" if path.suffix.lower() in (".jpg", ".jpeg") else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode()}"
+
+
+def place_file(src: Path, dest: Path) -> None:
+    """Hard-link ``src`` to ``dest`` (a copy when linking is impossible); an existing ``dest`` is kept."""
+    if dest.exists():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
+
+
+class Exporter(ABC):
+    """Converts run stores into one format, one run at a time.
+
+    Args:
+        out: The folder to write into (created when missing).
+        options: How to export.
+    """
+
+    name: ClassVar[str]
+    """The format's name on the command line."""
+    episode_level: bool = True
+    """Whether a run is exported whole (then the step filter keeps or drops whole runs)."""
+
+    def __init__(self, out: Path, options: ExportOptions) -> None:
+        self.out = Path(out)
+        self.options = options
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ExportError(f"cannot create the output folder: {exc.strerror}", where=str(out)) from exc
+
+    @abstractmethod
+    def add_run(self, run: ExportRun) -> int:
+        """Export one run; return how many samples (lines, rows, files) it produced."""
+
+    def close(self) -> None:  # noqa: B027  # most formats have nothing to finish
+        """Finish the export (flush open files, write indexes)."""
+
+    def keeps(self, step: StepRecord) -> bool:
+        """Whether a step passes the step-source filter."""
+        return self.options.filter.accepts_step(step)

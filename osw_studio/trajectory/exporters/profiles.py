@@ -1,0 +1,150 @@
+"""Target-model profiles: the prompt a chat export uses and how actions are written for that model.
+
+A profile fixes the action language (pyautogui code, computer_13 JSON, UI-TARS text) and a default
+coordinate convention (:mod:`osw_studio.actions.coords` modes: ``abs`` screen pixels, ``rel1000``,
+``norm`` 0-1, ``smart`` pixels of the smart-resized image). Stored actions are screen pixels; they are
+written in the profile's frame only here, through the code generators of :mod:`osw_studio.actions`.
+
+Examples:
+    >>> from osw_studio.core.actions import Click
+    >>> p = PROFILES["osworld"]
+    >>> print(p.render([Click(x=960, y=540)], p.space((1920, 1080)), thought="Open it."))
+    Open it.
+    ```python
+    pyautogui.click(960, 540)
+    ```
+    >>> print(PROFILES["opencua"].render([Click(x=960, y=540)], PROFILES["opencua"].space((1920, 1080))))
+    ```python
+    pyautogui.click(0.5, 0.5)
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from osw_studio.actions.coords import CoordinateSpace, CoordMode
+from osw_studio.core.actions import Action, CallUser
+from osw_studio.core.errors import ExportError
+
+Language = Literal["pyautogui", "computer13", "uitars"]
+
+_PYAUTOGUI_SYSTEM = (
+    "You are an agent that operates a computer to complete the user's task. At each step you see a "
+    "screenshot of the screen ({width}x{height} pixels). First think briefly, then reply with Python code "
+    "using pyautogui in one ```python block; coordinates are {coords}. Reply with WAIT to wait, DONE when "
+    "the task is complete, or FAIL if it cannot be done."
+)
+_COMPUTER13_SYSTEM = (
+    "You are an agent that operates a computer to complete the user's task. At each step you see a "
+    "screenshot of the screen ({width}x{height} pixels). First think briefly, then reply with the actions "
+    "as a JSON list of computer_13 actions in one ```json block; coordinates are {coords}."
+)
+_UITARS_SYSTEM = (
+    "You are a GUI agent. You are given a task and your action history, with screenshots. You need to "
+    "perform the next action to complete the task.\n\n## Output Format\n```\nThought: ...\nAction: ...\n```"
+    "\n\n## Action Space\nclick(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
+    "left_double(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
+    "right_single(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
+    "drag(start_box='<|box_start|>(x1,y1)<|box_end|>', end_box='<|box_start|>(x3,y3)<|box_end|>')\n"
+    "hotkey(key='')\ntype(content='')\n"
+    "scroll(start_box='<|box_start|>(x1,y1)<|box_end|>', direction='down or up or right or left')\n"
+    "wait()\nfinished(content='xxx')\ncall_user()\n\n## Note\n- Use English in `Thought` part.\n"
+    "- Write a small plan and finally summarize your next action (with its target element) in one "
+    "sentence in `Thought` part."
+)
+
+_COORD_WORDS = {
+    "abs": "screen pixels",
+    "resized": "pixels of the screenshot as sent",
+    "smart": "pixels of the screenshot as the model sees it (smart-resized)",
+    "rel1000": "relative, from 0 to 1000 on each axis",
+    "norm": "relative, from 0 to 1 on each axis",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one family of models is prompted and how it writes actions.
+
+    Attributes:
+        name: The profile's name on the command line.
+        language: The action language of the assistant turns.
+        coords: The default coordinate convention.
+        system: The system prompt (``{width}``, ``{height}`` and ``{coords}`` are filled in).
+        user: The first user turn (``{instruction}`` is filled in).
+    """
+
+    name: str
+    language: Language
+    coords: CoordMode
+    system: str
+    user: str = "{instruction}"
+
+    def space(self, screen: tuple[int, int], coords: str | None = None) -> CoordinateSpace:
+        """The coordinate space for a screen, in this profile's convention or ``coords``.
+
+        Raises:
+            ExportError: If ``coords`` is not a known convention.
+        """
+        mode = coords or self.coords
+        if mode not in _COORD_WORDS or mode == "resized":
+            raise ExportError(
+                f"unknown coordinate convention {mode!r}", hint="use abs, rel1000, norm or smart"
+            )
+        return CoordinateSpace(screen=screen, mode=mode)
+
+    def system_prompt(self, space: CoordinateSpace) -> str:
+        """The system prompt for a screen."""
+        width, height = space.screen
+        return self.system.format(width=width, height=height, coords=_COORD_WORDS[space.mode])
+
+    def user_prompt(self, instruction: str) -> str:
+        """The first user turn."""
+        return self.user.format(instruction=instruction)
+
+    def render(self, actions: Sequence[Action], space: CoordinateSpace, thought: str | None = None) -> str:
+        """An assistant turn: ``thought`` (when given) and ``actions`` in this profile's language."""
+        if self.language == "uitars":
+            from osw_studio.actions.uitars import render_uitars
+
+            return render_uitars(list(actions), space, thought=thought)
+        # call_user has no code form; the person it calls for shows up as the next (human) step.
+        acts = [a for a in actions if not isinstance(a, CallUser)]
+        if self.language == "computer13":
+            from osw_studio.actions.computer13 import render_computer13
+
+            body = render_computer13(acts, space, fenced=True)
+        else:
+            from osw_studio.actions.pyautogui import render_pyautogui
+
+            body = f"```python\n{render_pyautogui(acts, space)}\n```"
+        return f"{thought}\n{body}" if thought else body
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile("osworld", "pyautogui", "abs", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
+        Profile("computer13", "computer13", "abs", _COMPUTER13_SYSTEM, "Task: {instruction}"),
+        Profile("uitars", "uitars", "rel1000", _UITARS_SYSTEM, "## User Instruction\n{instruction}"),
+        Profile("uitars-1.5", "uitars", "smart", _UITARS_SYSTEM, "## User Instruction\n{instruction}"),
+        Profile("qwen2.5-vl", "pyautogui", "smart", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
+        Profile("opencua", "pyautogui", "norm", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
+    )
+}
+"""Profiles by name."""
+
+
+def get_profile(name: str) -> Profile:
+    """A profile by name.
+
+    Raises:
+        ExportError: If there is no such profile.
+    """
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ExportError(f"unknown profile {name!r}", hint=f"choose one of: {', '.join(PROFILES)}") from None
