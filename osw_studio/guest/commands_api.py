@@ -1,0 +1,169 @@
+"""OSWorld's command routes: ``/execute``, ``/setup/launch``, ``/run_python``, ``/run_bash_script``, ..."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from osw_studio.guest.context import guest
+from osw_studio.guest.processes import child_env, run_command
+
+router = APIRouter(tags=["osworld: commands"])
+
+
+class CommandRequest(BaseModel):
+    """A command as OSWorld sends it: a list of arguments, or a string (run by a shell if ``shell``)."""
+
+    model_config = ConfigDict(extra="allow")
+    command: str | list[str] = ""
+    shell: bool = False
+    timeout: float | None = Field(default=None, gt=0)
+
+
+class VerifiedCommandRequest(CommandRequest):
+    """A command, then checks repeated until they pass or ``max_wait_time`` runs out."""
+
+    verification: dict[str, Any] = Field(default_factory=dict)
+    max_wait_time: float = 10
+    check_interval: float = 1
+
+
+class PythonRequest(BaseModel):
+    """Python source to run in the guest."""
+
+    code: str = ""
+
+
+class BashRequest(BaseModel):
+    """A bash script to run in the guest."""
+
+    script: str = ""
+    timeout: float = 100
+    working_dir: str | None = None
+
+
+@router.post("/execute", summary="Run a command and wait for it")
+@router.post("/setup/execute", summary="Run a command and wait for it (setup alias)")
+def execute(body: CommandRequest) -> JSONResponse:
+    """Run a command to completion: ``{status, output, error, returncode}``; 500 if it cannot start."""
+    result = run_command(body.command, body.shell, body.timeout)
+    return JSONResponse(result, status_code=500 if result["status"] == "error" else 200)
+
+
+@router.post("/execute_with_verification", summary="Run a command, then wait for checks to pass")
+@router.post("/setup/execute_with_verification", summary="Run a command, then wait for checks (alias)")
+def execute_with_verification(body: VerifiedCommandRequest, request: Request) -> JSONResponse:
+    """OSWorld's verification: ``window_exists`` (a title substring) and ``command_success`` (shell)."""
+    result = run_command(body.command, body.shell, body.timeout)
+    if result["status"] == "error" or not body.verification:
+        return JSONResponse(result, status_code=500 if result["status"] == "error" else 200)
+    windows = guest(request).windows
+    started = time.monotonic()
+    while time.monotonic() - started < body.max_wait_time:
+        passed = True
+        window = body.verification.get("window_exists")
+        if window and not windows.find(str(window)):
+            passed = False
+        check = body.verification.get("command_success")
+        if passed and check:
+            passed = run_command(str(check), True, 5)["returncode"] == 0
+        if passed:
+            waited = time.monotonic() - started
+            return JSONResponse({**result, "verification": "passed", "wait_time": waited})
+        time.sleep(body.check_interval)
+    failed = {**result, "status": "verification_failed", "verification": "failed"}
+    return JSONResponse({**failed, "wait_time": body.max_wait_time}, status_code=500)
+
+
+@router.post("/setup/launch", summary="Start an app without waiting")
+def launch(body: CommandRequest, request: Request) -> JSONResponse:
+    """Start ``command`` in the background: ``{status, message}``; 500 if it cannot start."""
+    try:
+        pid = guest(request).launcher.launch(body.command, body.shell)
+    except OSError as exc:
+        return JSONResponse({"status": "error", "message": str(exc)}, status_code=500)
+    shown = body.command if isinstance(body.command, str) else " ".join(body.command)
+    return JSONResponse({"status": "success", "message": f"{shown} launched successfully", "pid": pid})
+
+
+@router.post("/run_python", summary="Run Python code with the guest's Python (pyautogui available)")
+def run_python(body: PythonRequest) -> JSONResponse:
+    """OSWorld's ``{status, message, need_more, output, error, return_code}``."""
+    if not body.code:
+        return JSONResponse({"status": "error", "message": "Code not supplied!"}, status_code=400)
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(body.code)
+    try:
+        result = subprocess.run(
+            [sys.executable, handle.name],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=30,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        message = "Execution timeout: Code took too long to execute"
+        body_out = {"status": "error", "message": message, "error": "TimeoutExpired", "output": None}
+        return JSONResponse({**body_out, "need_more": False}, status_code=500)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    error = result.stderr or (
+        "" if result.returncode == 0 else f"Process exited with code {result.returncode}"
+    )
+    message = "\n".join(part for part in (result.stdout, error) if part)
+    return JSONResponse(
+        {
+            "status": "success" if result.returncode == 0 else "error",
+            "message": message,
+            "need_more": False,
+            "output": result.stdout,
+            "error": error,
+            "return_code": result.returncode,
+        }
+    )
+
+
+@router.post("/run_bash_script", summary="Run a bash script; stdout and stderr merged")
+def run_bash_script(body: BashRequest) -> JSONResponse:
+    """OSWorld's ``{status, output, error, returncode}`` (``error`` always empty, output merged)."""
+    if not body.script:
+        failed = {"status": "error", "output": "Script not supplied!", "error": "", "returncode": -1}
+        return JSONResponse(failed, status_code=400)
+    cwd = Path(body.working_dir).expanduser() if body.working_dir else None
+    if cwd and not cwd.is_dir():
+        missing = f"Working directory does not exist: {cwd}"
+        return JSONResponse({"status": "error", "output": missing, "error": "", "returncode": -1}, 400)
+    script = body.script if "#!/bin/bash" in body.script else "#!/bin/bash\n\n" + body.script
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as handle:
+        handle.write(script)
+    try:
+        result = subprocess.run(
+            ["/bin/bash", handle.name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=body.timeout,
+            cwd=cwd,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        timed_out = f"Script execution timed out after {body.timeout:g} seconds"
+        return JSONResponse({"status": "error", "output": timed_out, "error": "", "returncode": -1}, 500)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    status = "success" if result.returncode == 0 else "error"
+    return JSONResponse(
+        {"status": status, "output": result.stdout, "error": "", "returncode": result.returncode}
+    )

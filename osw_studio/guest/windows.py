@@ -1,0 +1,119 @@
+"""Top-level windows through EWMH (what ``wmctrl`` does, without needing wmctrl installed).
+
+Matching follows ``wmctrl``'s rules, which OSWorld's server relies on: by default a case-insensitive
+substring of the title; ``strict`` compares the whole title case-sensitively; ``by_class`` matches the
+``WM_CLASS`` (instance or class, or ``instance.class``) instead of the title.
+
+Examples:
+    >>> w = WindowInfo(1, "notes.txt - Mousepad", "mousepad", "Mousepad")
+    >>> matches(w, "MOUSEPAD"), matches(w, "Mousepad", strict=True), matches(w, "mousepad", by_class=True)
+    (True, False, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from Xlib import X, Xatom
+from Xlib import display as xdisplay
+from Xlib.protocol import event as xevent
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    """One top-level window."""
+
+    id: int
+    title: str
+    instance: str
+    wm_class: str
+
+
+def matches(window: WindowInfo, name: str, *, strict: bool = False, by_class: bool = False) -> bool:
+    """Whether ``window`` matches ``name`` by wmctrl's rules."""
+    if by_class:
+        candidates = [window.instance, window.wm_class, f"{window.instance}.{window.wm_class}"]
+        if strict:
+            return name in candidates
+        return any(name.lower() in c.lower() for c in candidates)
+    if strict:
+        return window.title == name
+    return name.lower() in window.title.lower()
+
+
+class Windows:
+    """Lists, activates, closes and measures top-level windows on one display.
+
+    Args:
+        display_name: The X display, e.g. ``":1"``.
+    """
+
+    def __init__(self, display_name: str) -> None:
+        self._display_name = display_name
+
+    def _open(self) -> Any:
+        return xdisplay.Display(self._display_name)
+
+    def all(self) -> list[WindowInfo]:
+        """Every window the window manager manages (``_NET_CLIENT_LIST``)."""
+        display = self._open()
+        try:
+            return [info for info in (_info(display, wid) for wid in _client_ids(display)) if info]
+        finally:
+            display.close()
+
+    def find(self, name: str, *, strict: bool = False, by_class: bool = False) -> list[WindowInfo]:
+        """Windows that match ``name``."""
+        return [w for w in self.all() if matches(w, name, strict=strict, by_class=by_class)]
+
+    def activate(self, window: WindowInfo) -> None:
+        """Raise and focus ``window`` (``_NET_ACTIVE_WINDOW``)."""
+        self._message(window, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, 0, 0, 0])
+
+    def close(self, window: WindowInfo) -> None:
+        """Ask the app to close ``window`` (``_NET_CLOSE_WINDOW``)."""
+        self._message(window, "_NET_CLOSE_WINDOW", [X.CurrentTime, 2, 0, 0, 0])
+
+    def size(self, window: WindowInfo) -> tuple[int, int]:
+        """The window's width and height in pixels."""
+        display = self._open()
+        try:
+            geometry = display.create_resource_object("window", window.id).get_geometry()
+            return int(geometry.width), int(geometry.height)
+        finally:
+            display.close()
+
+    def _message(self, window: WindowInfo, atom: str, data: list[int]) -> None:
+        display = self._open()
+        try:
+            root = display.screen().root
+            target = display.create_resource_object("window", window.id)
+            message = xevent.ClientMessage(
+                window=target, client_type=display.intern_atom(atom), data=(32, data)
+            )
+            mask = X.SubstructureRedirectMask | X.SubstructureNotifyMask
+            root.send_event(message, event_mask=mask)
+            display.sync()
+        finally:
+            display.close()
+
+
+def _client_ids(display: Any) -> list[int]:
+    prop = display.screen().root.get_full_property(display.intern_atom("_NET_CLIENT_LIST"), Xatom.WINDOW)
+    return list(prop.value) if prop is not None else []
+
+
+def _info(display: Any, window_id: int) -> WindowInfo | None:
+    window = display.create_resource_object("window", window_id)
+    try:
+        prop = window.get_full_property(
+            display.intern_atom("_NET_WM_NAME"), display.intern_atom("UTF8_STRING")
+        )
+        title = prop.value.decode("utf-8", "replace") if prop is not None else window.get_wm_name() or ""
+        wm_class = window.get_wm_class() or ("", "")
+    except Exception:
+        return None  # the window went away while we looked
+    if isinstance(title, bytes):
+        title = title.decode("latin-1")
+    return WindowInfo(window_id, str(title), str(wm_class[0]), str(wm_class[1]))

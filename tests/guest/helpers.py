@@ -1,0 +1,42 @@
+"""Helpers for the guest server tests: the running desktop, waiting, running commands in the guest."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+
+
+@dataclass
+class Desktop:
+    """A running guest: its display, server URL, token and a client that sends the token."""
+
+    display: str
+    url: str
+    token: str
+    client: httpx.Client
+    home: Path
+    pids: list[int] = field(default_factory=list)
+
+
+T = TypeVar("T")
+
+
+def wait_for(get: Callable[[], T], ok: Callable[[T], bool], seconds: float = 20) -> T:
+    deadline = time.monotonic() + seconds
+    value = get()
+    while not ok(value) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        value = get()
+    return value
+
+
+def execute(desktop: Desktop, command: list[str] | str, shell: bool = False) -> dict[str, object]:
+    response = desktop.client.post("/execute", json={"command": command, "shell": shell})
+    assert response.status_code == 200, response.text
+    result: dict[str, object] = response.json()
+    return result

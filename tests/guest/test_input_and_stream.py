@@ -1,0 +1,167 @@
+"""Our extensions: /capabilities, /input through XTest (exact Unicode, clicks, drags), /stream."""
+
+from __future__ import annotations
+
+import io
+import shlex
+
+import pytest
+from PIL import Image
+
+from osw_studio.core.actions import Click, DragTo, Hotkey, Typing, dump_actions
+from tests.guest.helpers import Desktop, execute, wait_for
+
+
+def send(desktop: Desktop, actions: list[dict[str, object]]) -> dict[str, object]:
+    response = desktop.client.post("/input", json={"actions": actions})
+    assert response.status_code == 200, response.text
+    result: dict[str, object] = response.json()
+    return result
+
+
+def shell_output(desktop: Desktop, command: str) -> str:
+    return str(execute(desktop, command, shell=True)["output"]).strip()
+
+
+def test_capabilities(desktop: Desktop) -> None:
+    caps = desktop.client.get("/capabilities").json()
+    assert caps["server"] == "osw-studio"
+    assert caps["input"] is True and caps["stream"] is True and caps["unicode_typing"] is True
+    assert caps["screen"] == [1920, 1080]
+    assert caps["display"] == desktop.display
+    assert caps["accessibility"] is True
+    assert caps["screenshot_formats"] == ["png", "jpeg"]
+
+
+def test_jpeg_screenshot_scaled(desktop: Desktop) -> None:
+    response = desktop.client.get("/screenshot", params={"format": "jpeg", "quality": 60, "max_width": 1280})
+    assert response.headers["content-type"] == "image/jpeg"
+    assert Image.open(io.BytesIO(response.content)).size == (1280, 720)
+
+
+def test_typed_unicode_arrives_exactly_in_mousepad(desktop: Desktop) -> None:
+    note = desktop.home / "typed.txt"
+    note.write_text("")
+    desktop.client.post("/setup/launch", json={"command": ["mousepad", str(note)], "shell": False})
+    found = wait_for(
+        lambda: shell_output(desktop, "xdotool search --name 'typed.txt' | head -1"), lambda out: out != ""
+    )
+    assert found, "the mousepad window appeared"
+    activated = desktop.client.post("/setup/activate_window", json={"window_name": "typed.txt"})
+    assert activated.status_code == 200
+    text = 'Hello, World! ~`|{}"<>?\\ 123\nÜnïcode € 日本 ß ç ñ — ✓ 🙂'
+    actions = [Hotkey(keys=["ctrl", "a"]), Typing(text=text), Hotkey(keys=["ctrl", "s"])]
+    assert send(desktop, dump_actions(actions)) == {"status": "success", "executed": 3}
+    saved = wait_for(lambda: note.read_text(encoding="utf-8"), lambda content: content == text)
+    assert saved == text
+    desktop.client.post("/setup/close_window", json={"window_name": "typed.txt"})
+
+
+def _window_geometry(desktop: Desktop, title: str) -> tuple[int, int]:
+    """The top-left of the window's client area, in screen pixels (xwininfo's absolute position)."""
+    command = f"xwininfo -name {shlex.quote(title)} 2>/dev/null | grep 'Absolute upper-left'"
+    out = wait_for(lambda: shell_output(desktop, command), lambda text: "Absolute" in text)
+    x, y = (int(line.rsplit(":", 1)[1]) for line in out.splitlines())
+    return x, y
+
+
+def test_click_lands_where_asked(desktop: Desktop) -> None:
+    for title, place in (("left-term", "+40+40"), ("right-term", "+900+500")):
+        command = ["xterm", "-T", title, "-geometry", f"40x10{place}", "-e", "sleep", "600"]
+        desktop.client.post("/setup/launch", json={"command": command, "shell": False})
+    for title in ("left-term", "right-term", "left-term"):
+        x, y = _window_geometry(desktop, title)
+        send(desktop, dump_actions([Click(x=x + 60, y=y + 40)]))
+        assert desktop.client.get("/cursor_position").json() == [x + 60, y + 40]
+        active = wait_for(
+            lambda: shell_output(desktop, "xdotool getactivewindow getwindowname"),
+            lambda name, title=title: name == title,
+        )
+        assert active == title
+    for title in ("left-term", "right-term"):
+        desktop.client.post("/setup/close_window", json={"window_name": title, "strict": True})
+
+
+def test_drag_selects_text(desktop: Desktop) -> None:
+    command = ["xterm", "-T", "drag-term", "-fn", "fixed", "-geometry", "40x5+300+300", "-e", "sh", "-c"]
+    desktop.client.post(
+        "/setup/launch", json={"command": [*command, "echo DRAGME; sleep 600"], "shell": False}
+    )
+    x, y = _window_geometry(desktop, "drag-term")
+    # xterm's "fixed" font cells are 6x13 px after a 2 px border: select the six cells of "DRAGME".
+    row_y = y + 2 + 6
+    drag = DragTo(start_x=x + 3, start_y=row_y, x=x + 2 + 6 * 6 - 1, y=row_y)
+    selection = wait_for(
+        lambda: (send(desktop, dump_actions([drag])), shell_output(desktop, "xclip -o -selection primary"))[
+            1
+        ],
+        lambda text: text == "DRAGME",
+        seconds=5,
+    )
+    assert selection == "DRAGME"
+    desktop.client.post("/setup/close_window", json={"window_name": "drag-term", "strict": True})
+
+
+def test_scroll_and_keys_are_accepted(desktop: Desktop) -> None:
+    actions = [
+        {"kind": "scroll", "dy": -3, "x": 5, "y": 5},
+        {"kind": "scroll", "dx": 2},
+        {"kind": "press", "key": "shift"},
+        {"kind": "key_down", "key": "ctrl"},
+        {"kind": "key_up", "key": "ctrl"},
+        {"kind": "wait", "seconds": 0},
+        {"kind": "done"},
+    ]
+    assert send(desktop, actions) == {"status": "success", "executed": 7}
+
+
+@pytest.mark.parametrize(
+    ("actions", "where"),
+    [
+        ([{"kind": "click", "x": "left"}], ["body", "actions", 0, "click", "x"]),
+        ([{"kind": "teleport"}], ["body", "actions", 0]),
+        (
+            [{"kind": "press", "key": "enter"}, {"kind": "press", "key": "hyperdrive"}],
+            ["body", "actions", 1, "key"],
+        ),
+    ],
+)
+def test_invalid_actions_are_422(
+    desktop: Desktop, actions: list[dict[str, object]], where: list[object]
+) -> None:
+    response = desktop.client.post("/input", json={"actions": actions})
+    assert response.status_code == 422
+    assert any(error["loc"][: len(where)] == where for error in response.json()["detail"])
+
+
+def test_stream_yields_jpeg_parts_on_change(desktop: Desktop) -> None:
+    parts: list[bytes] = []
+    with desktop.client.stream("GET", "/stream", params={"fps": 10, "max_width": 640}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "multipart/x-mixed-replace; boundary=frame"
+        buffer = b""
+        x = 100
+        for chunk in response.iter_bytes():
+            buffer += chunk
+            while True:
+                head_end = buffer.find(b"\r\n\r\n")
+                if head_end < 0:
+                    break
+                head = buffer[:head_end].decode()
+                assert head.startswith("--frame\r\n")
+                headers = dict(line.split(": ", 1) for line in head.splitlines()[1:])
+                assert headers["Content-Type"] == "image/jpeg"
+                length = int(headers["Content-Length"])
+                if len(buffer) < head_end + 4 + length + 2:
+                    break
+                parts.append(buffer[head_end + 4 : head_end + 4 + length])
+                buffer = buffer[head_end + 4 + length + 2 :]
+                x += 40  # move the pointer so the next frame differs
+                send(desktop, [{"kind": "move_to", "x": x, "y": 300}])
+            if len(parts) >= 3:
+                break
+    assert len(parts) >= 3
+    for part in parts:
+        image = Image.open(io.BytesIO(part))
+        assert image.format == "JPEG"
+        assert image.size == (640, 360)
