@@ -16,7 +16,14 @@ from collections.abc import Callable, Sequence
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
 
-COMMAND_MODULES: tuple[str, ...] = ("osw_studio.cli.tasks", "osw_studio.cli.guest", "osw_studio.cli.sandbox", "osw_studio.cli.eval")
+COMMAND_MODULES: tuple[str, ...] = (
+    "osw_studio.cli.tasks",
+    "osw_studio.cli.guest",
+    "osw_studio.cli.sandbox",
+    "osw_studio.cli.keys",
+    "osw_studio.cli.model",
+    "osw_studio.cli.eval",
+)
 """Modules that add sub-commands, in the order ``--help`` lists them."""
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,363 @@
+"""The client of OpenAI-compatible chat endpoints (OpenAI, gateways, vLLM, SGLang), on ``AsyncOpenAI``.
+
+It streams by default and hands each piece of text to a callback as it arrives (the UI shows the reply
+growing), retries what is worth retrying (429 honouring ``Retry-After``, 5xx, timeouts, dropped
+connections) with its own loop so that every wait is visible, records usage and latency, keeps
+per-token logprobs and a step entropy when the endpoint returns them, and turns every failure into one
+:class:`~osw_studio.agent.errors.ModelCallError` that says what happened and what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from osw_studio.agent.errors import (
+    CutStream,
+    InvalidReply,
+    ModelCallError,
+    parse_retry_after,
+    translate_error,
+)
+from osw_studio.core.step import Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from osw_studio.settings.model import ResolvedProfile
+
+TokenCallback = Callable[[str], None]
+"""Called with each new piece of the reply's text, in order."""
+
+RetryCallback = Callable[[int, float, ModelCallError], None]
+"""Called before a retry with the attempt number (1-based), the wait in seconds and the failure."""
+
+MAX_RETRY_WAIT = 60.0
+"""A ``Retry-After`` longer than this is not waited out; the call fails and says how long to wait."""
+
+DEFAULT_MAX_REQUEST_BYTES = 20 * 1024 * 1024
+"""OpenAI's own limit on a request with images; local servers accept about the same."""
+
+_NO_KEY = "no-key"  # AsyncOpenAI insists on a key; local servers ignore this one.
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """What one model call produced.
+
+    Attributes:
+        text: The reply.
+        model: The model that answered (as the endpoint named it).
+        usage: Token counts, when the endpoint reported them.
+        latency: Seconds from sending the request to the end of the reply (the successful attempt).
+        first_token_latency: Seconds until the first text arrived (streaming only).
+        logprobs: The log-probability of each generated token, when asked for and returned.
+        entropy: The mean entropy (nats) of the token distributions, from the top logprobs.
+        finish_reason: ``stop``, ``length``, ...
+        retries: How many retries it took.
+    """
+
+    text: str
+    model: str
+    usage: Usage | None = None
+    latency: float = 0.0
+    first_token_latency: float | None = None
+    logprobs: list[float] | None = None
+    entropy: float | None = None
+    finish_reason: str | None = None
+    retries: int = 0
+
+
+def token_entropy(top_logprobs: Sequence[float]) -> float:
+    """Entropy (nats) of one token's distribution, seen through its top-k logprobs.
+
+    The probability mass outside the top k is counted as one more outcome, so the value is a lower
+    bound of the true entropy that is exact when k covers the distribution.
+
+    >>> round(token_entropy([math.log(0.5), math.log(0.5)]), 4)
+    0.6931
+    >>> token_entropy([0.0])
+    0.0
+    """
+    probs = [math.exp(lp) for lp in top_logprobs]
+    rest = max(0.0, 1.0 - sum(probs))
+    return max(0.0, -sum(p * math.log(p) for p in [*probs, rest] if p > 0))
+
+
+def request_size(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Bytes the messages take in the JSON body (images are base64 data URLs inside them).
+
+    >>> request_size([{"role": "user", "content": "hi"}])
+    35
+    """
+    return len(json.dumps(list(messages), ensure_ascii=False).encode())
+
+
+def _human_size(n: int) -> str:
+    """Bytes for people.
+
+    >>> _human_size(4000), _human_size(20 * 1024 * 1024)
+    ('3.9 KiB', '20.0 MiB')
+    """
+    return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
+
+
+@dataclass
+class _Accumulator:
+    parts: list[str] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    entropies: list[float] = field(default_factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str = ""
+    first_token_at: float | None = None
+
+    def add_logprobs(self, logprobs: Any) -> None:
+        for token in getattr(logprobs, "content", None) or []:
+            self.logprobs.append(float(token.logprob))
+            top = [float(t.logprob) for t in (token.top_logprobs or [])]
+            if top:
+                self.entropies.append(token_entropy(top))
+
+    def add_usage(self, usage: Any) -> None:
+        if usage is not None:
+            self.usage = Usage(
+                prompt_tokens=usage.prompt_tokens or 0,
+                completion_tokens=usage.completion_tokens or 0,
+                total_tokens=usage.total_tokens or 0,
+            )
+
+
+class ModelClient:
+    """Calls one model at one OpenAI-compatible endpoint.
+
+    Args:
+        base_url: The endpoint's base URL (``.../v1``).
+        model: The model id.
+        api_key: The key; None for servers that need none.
+        timeout: Seconds the endpoint may stay silent (connecting, before the reply, between chunks).
+        max_retries: Retries after a retryable failure (429, 5xx, timeout, dropped connection).
+        stream: Stream replies (needed for ``on_token``).
+        max_request_bytes: Refuse to send requests larger than this.
+        profile: The profile name, for messages.
+        on_retry: Told about each retry and its wait.
+        client: An ``AsyncOpenAI`` to use instead of making one (its own retries should be 0).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        stream: bool = True,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        profile: str | None = None,
+        on_retry: RetryCallback | None = None,
+        client: AsyncOpenAI | None = None,
+    ) -> None:
+        from openai import AsyncOpenAI
+
+        self.base_url = base_url
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.stream = stream
+        self.max_request_bytes = max_request_bytes
+        self.profile = profile
+        self.on_retry = on_retry
+        self.has_key = bool(api_key)
+        # Retries are ours (visible, Retry-After honoured); the SDK's own loop stays off.
+        self._client = client or AsyncOpenAI(
+            base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=0
+        )
+
+    @classmethod
+    def from_profile(
+        cls, profile: ResolvedProfile, *, api_key: str | None = None, **kwargs: Any
+    ) -> ModelClient:
+        """A client for a resolved settings profile.
+
+        ``api_key`` comes from :func:`osw_studio.settings.secrets.find_api_key`.
+        """
+        return cls(
+            base_url=profile.base_url,
+            model=profile.model,
+            api_key=api_key,
+            timeout=profile.timeout,
+            max_retries=profile.max_retries,
+            profile=profile.name,
+            **kwargs,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.close()
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # --- calls --------------------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        logprobs: bool = False,
+        top_logprobs: int = 5,
+        on_token: TokenCallback | None = None,
+        stream: bool | None = None,
+    ) -> ModelReply:
+        """Send a chat completion request and return the reply.
+
+        Raises:
+            ModelCallError: With a ``reason`` for each kind of failure, after the retries.
+        """
+        size = request_size(messages)
+        if size > self.max_request_bytes:
+            raise ModelCallError(
+                f"the request is {_human_size(size)}, over the {_human_size(self.max_request_bytes)} cap",
+                reason="too_large",
+                where=self.base_url,
+                hint="send smaller screenshots (profile screenshot_size, image_format jpeg) or fewer "
+                "history images",
+            )
+        params: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        if temperature is not None:
+            params["temperature"] = temperature
+        if top_p is not None:
+            params["top_p"] = top_p
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        if logprobs:
+            params["logprobs"] = True
+            if top_logprobs:
+                params["top_logprobs"] = top_logprobs
+        use_stream = self.stream if stream is None else stream
+        attempt = 0
+        while True:
+            started = time.monotonic()
+            try:
+                if use_stream:
+                    acc = await self._stream(params, on_token, started)
+                else:
+                    acc = await self._once(params)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                error = self._translate(exc)
+                wait = self._retry_wait(exc, error, attempt)
+                if wait is None:
+                    raise error from None
+                attempt += 1
+                if self.on_retry is not None:
+                    self.on_retry(attempt, wait, error)
+                await asyncio.sleep(wait)
+                continue
+            finished = time.monotonic()
+            return ModelReply(
+                text="".join(acc.parts),
+                model=acc.model or self.model,
+                usage=acc.usage,
+                latency=finished - started,
+                first_token_latency=None if acc.first_token_at is None else acc.first_token_at - started,
+                logprobs=acc.logprobs or None,
+                entropy=(sum(acc.entropies) / len(acc.entropies)) if acc.entropies else None,
+                finish_reason=acc.finish_reason,
+                retries=attempt,
+            )
+
+    async def list_models(self) -> list[str]:
+        """The ids ``GET /models`` lists.
+
+        Raises:
+            ModelCallError: If the endpoint does not answer it.
+        """
+        try:
+            page = await self._client.models.list()
+            return sorted(m.id for m in page.data)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc, endpoint="/models") from None
+
+    async def _once(self, params: dict[str, Any]) -> _Accumulator:
+        completion = await self._client.chat.completions.create(**params)
+        acc = _Accumulator(model=completion.model or "")
+        if not completion.choices:
+            raise InvalidReply("the reply has no choices")
+        choice = completion.choices[0]
+        acc.parts.append(choice.message.content or "")
+        acc.finish_reason = choice.finish_reason
+        acc.add_logprobs(choice.logprobs)
+        acc.add_usage(completion.usage)
+        return acc
+
+    async def _stream(
+        self, params: dict[str, Any], on_token: TokenCallback | None, started: float
+    ) -> _Accumulator:
+        acc = _Accumulator()
+        stream = await self._client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}
+        )
+        try:
+            async for chunk in stream:
+                acc.model = acc.model or chunk.model or ""
+                acc.add_usage(chunk.usage)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                text = choice.delta.content if choice.delta else None
+                if text:
+                    if acc.first_token_at is None:
+                        acc.first_token_at = time.monotonic()
+                    acc.parts.append(text)
+                    if on_token is not None:
+                        on_token(text)
+                acc.add_logprobs(choice.logprobs)
+                if choice.finish_reason:
+                    acc.finish_reason = choice.finish_reason
+        finally:
+            await stream.close()
+        if acc.finish_reason is None:
+            raise CutStream("the stream ended before the reply was finished")
+        return acc
+
+    # --- failures -----------------------------------------------------------------------------------
+
+    def _retry_wait(self, exc: BaseException, error: ModelCallError, attempt: int) -> float | None:
+        if attempt >= self.max_retries:
+            return None
+        if error.reason not in ("rate_limited", "server", "timeout", "cut", "connection"):
+            return None
+        if error.status is not None and error.status not in (408, 409, 429) and error.status < 500:
+            return None
+        response = getattr(exc, "response", None)
+        asked = parse_retry_after(dict(response.headers)) if response is not None else None
+        if asked is not None:
+            return asked if asked <= MAX_RETRY_WAIT else None
+        return float(min(8.0, 0.5 * 2**attempt))
+
+    def _translate(self, exc: BaseException, *, endpoint: str = "/chat/completions") -> ModelCallError:
+        return translate_error(
+            exc,
+            url=self.base_url + endpoint,
+            model=self.model,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            profile=self.profile,
+            has_key=self.has_key,
+        )

@@ -1,0 +1,308 @@
+"""The settings file as models: the common OSWorld-style skeleton plus named profiles.
+
+The file accepts, verbatim, the skeleton most OSWorld harnesses share::
+
+    {"model_provider": {"base_url", "api_key", "model", "timeout", "max_retries"},
+     "evaluation": {"benchmark", "task_suite", "max_steps", "screen_resolution", "action_space",
+                    "save_screenshots", "output_dir"},
+     "agent": {"observation_type", "history_window", "temperature", "max_tokens"}}
+
+and adds ``profiles`` (named endpoints: base URL, model, agent kind, coordinate mode, sampling defaults)
+and ``active_profile``. Unknown keys are kept, so a file written by another tool survives a save.
+An ``api_key`` in the file is read (and the user told to move it into the keyring) but never written.
+
+Sections are frozen; change one by assigning a new value (``settings.agent = settings.agent.model_copy(
+update={...})``), which emits :attr:`Settings.changed` with the field name, so views stay in sync.
+
+Examples:
+    >>> s = Settings.model_validate({"model_provider": {"base_url": "http://h:8000/v1/", "model": "m"},
+    ...                              "evaluation": {"screen_resolution": [1280, 720]}})
+    >>> s.model_provider.base_url, s.evaluation.screen_resolution
+    ('http://h:8000/v1', (1280, 720))
+    >>> p = s.resolve_profile()
+    >>> p.name, p.model, p.agent
+    ('default', 'm', 'osworld')
+    >>> seen = []
+    >>> _ = s.changed.connect(seen.append)
+    >>> s.set_profile("tars", Profile(model="ui-tars-1.5-7b", agent="uitars"))
+    >>> seen, s.resolve_profile("tars").base_url
+    (['profiles'], 'http://h:8000/v1')
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from psygnal import SignalInstance
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_serializer, field_validator
+
+from osw_studio.settings.url import normalize_base_url
+
+_T = TypeVar("_T")
+
+DEFAULT_PROFILE = "default"
+"""The profile made of the top-level ``model_provider`` and ``agent`` sections."""
+
+ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
+ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
+AgentKind = Literal["osworld", "uitars", "replay", "human"]
+CoordinateMode = Literal["absolute", "relative", "relative_1000", "smart_resize"]
+"""How a model writes coordinates: screen pixels, 0-1 fractions, 0-1000 (UI-TARS 1.0, DART-GUI's
+default) or pixels of the Qwen smart-resized image (UI-TARS 1.5)."""
+
+_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+class ModelProvider(_Section):
+    """The ``model_provider`` section: the default endpoint."""
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    model: str = "gpt-4o"
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=20)
+
+    @field_validator("base_url")
+    @classmethod
+    def _normalize(cls, value: str) -> str:
+        return normalize_base_url(value)
+
+
+def _parse_resolution(value: Any) -> Any:
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+)\s*[xX×,]\s*(\d+)\s*", value)
+        if not match:
+            raise ValueError("write the resolution as WIDTHxHEIGHT, e.g. 1920x1080")
+        return (int(match.group(1)), int(match.group(2)))
+    if isinstance(value, dict):
+        return (value.get("width"), value.get("height"))
+    return value
+
+
+class Evaluation(_Section):
+    """The ``evaluation`` section: what to run and where results go."""
+
+    benchmark: str = "osworld"
+    task_suite: str | None = None
+    max_steps: int = Field(default=15, ge=1, le=1000)
+    screen_resolution: tuple[int, int] = (1920, 1080)
+    action_space: ActionSpace = "pyautogui"
+    save_screenshots: bool = True
+    output_dir: str | None = None
+
+    @field_validator("screen_resolution", mode="before")
+    @classmethod
+    def _resolution(cls, value: Any) -> Any:
+        return _parse_resolution(value)
+
+    @field_validator("screen_resolution")
+    @classmethod
+    def _positive(cls, value: tuple[int, int]) -> tuple[int, int]:
+        if min(value) <= 0:
+            raise ValueError("width and height must be positive")
+        return value
+
+    @field_serializer("screen_resolution")
+    def _dump_resolution(self, value: tuple[int, int]) -> str:
+        return f"{value[0]}x{value[1]}"
+
+
+class AgentSettings(_Section):
+    """The ``agent`` section: defaults of the prompt agents."""
+
+    observation_type: ObservationType = "screenshot"
+    history_window: int = Field(default=3, ge=0, le=50)
+    temperature: float = Field(default=0.5, ge=0, le=2)
+    max_tokens: int = Field(default=1500, ge=1)
+    top_p: float | None = Field(default=0.9, gt=0, le=1)
+
+
+class Profile(_Section):
+    """A named endpoint and how to use it. Unset fields fall back to the top-level sections.
+
+    Attributes:
+        base_url: The endpoint (default: ``model_provider.base_url``).
+        model: The model id at that endpoint.
+        agent: Which agent drives it: ``osworld``, ``uitars``, ``replay`` or ``human``.
+        coordinate_mode: How the model writes coordinates (UI-TARS and DART-GUI differ).
+        api_key_env: The name of an environment variable holding this profile's key.
+        api_key: A key written in the file (read, never written back; move it with ``keys import``).
+        screenshot_size: Resize screenshots to this ``(width, height)`` before sending (none: as is).
+        image_format: ``png`` or ``jpeg`` for screenshots sent to the model.
+        logprobs: Ask the endpoint for per-token logprobs (and compute a step entropy).
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    agent: AgentKind = "osworld"
+    coordinate_mode: CoordinateMode | None = None
+    action_space: ActionSpace | None = None
+    observation_type: ObservationType | None = None
+    history_window: int | None = Field(default=None, ge=0, le=50)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0, le=20)
+    api_key_env: str | None = None
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    screenshot_size: tuple[int, int] | None = None
+    image_format: Literal["png", "jpeg"] | None = None
+    logprobs: bool = False
+
+    @field_validator("base_url")
+    @classmethod
+    def _normalize(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_base_url(value)
+
+    @field_validator("screenshot_size", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:
+        return None if value is None else _parse_resolution(value)
+
+    @field_serializer("screenshot_size")
+    def _dump_size(self, value: tuple[int, int] | None) -> str | None:
+        return None if value is None else f"{value[0]}x{value[1]}"
+
+
+class ResolvedProfile(BaseModel):
+    """A profile with every default filled in: what an agent and the model client need."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    base_url: str
+    model: str
+    agent: AgentKind
+    coordinate_mode: CoordinateMode
+    action_space: ActionSpace
+    observation_type: ObservationType
+    history_window: int
+    temperature: float
+    top_p: float | None
+    max_tokens: int
+    timeout: float
+    max_retries: int
+    api_key_env: str | None = None
+    file_api_key: SecretStr | None = Field(default=None, repr=False)
+    screenshot_size: tuple[int, int] | None = None
+    image_format: Literal["png", "jpeg"] = "png"
+    logprobs: bool = False
+
+
+class Settings(BaseModel):
+    """Everything in ``settings.json``.
+
+    Attributes:
+        changed: Emitted with the name of the field after any top-level field is assigned.
+        notices: Things the user should know about the loaded file (a key found in it, ...).
+    """
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    model_provider: ModelProvider = Field(default_factory=ModelProvider)
+    evaluation: Evaluation = Field(default_factory=Evaluation)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    active_profile: str | None = None
+
+    _changed: SignalInstance = PrivateAttr(default_factory=lambda: SignalInstance((str,), name="changed"))
+    _notices: list[str] = PrivateAttr(default_factory=list)
+    _path: Path | None = PrivateAttr(default=None)
+
+    @field_validator("profiles")
+    @classmethod
+    def _names(cls, value: dict[str, Profile]) -> dict[str, Profile]:
+        for name in value:
+            if not _PROFILE_NAME.match(name):
+                raise ValueError(f"profile name {name!r} must be letters, digits, '.', '_' or '-' (max 64)")
+        return value
+
+    @property
+    def changed(self) -> SignalInstance:
+        """The signal views connect to; it carries the name of the changed field."""
+        return self._changed
+
+    @property
+    def path(self) -> Path | None:
+        """The file these settings were loaded from or last saved to."""
+        return self._path
+
+    @property
+    def notices(self) -> list[str]:
+        """Messages for the user about the loaded file (shown by the CLI on stderr, by the UI in a bar)."""
+        return self._notices
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in type(self).model_fields:
+            self._changed.emit(name)
+
+    # --- profiles -----------------------------------------------------------------------------------
+
+    @property
+    def profile_names(self) -> list[str]:
+        """Every profile name, the implicit ``default`` first unless a named one replaces it."""
+        names = list(self.profiles)
+        return names if DEFAULT_PROFILE in names else [DEFAULT_PROFILE, *names]
+
+    def set_profile(self, name: str, profile: Profile) -> None:
+        """Add or replace a named profile."""
+        self.profiles = {**self.profiles, name: profile}
+
+    def remove_profile(self, name: str) -> None:
+        """Remove a named profile (and stop using it when it was active)."""
+        self.profiles = {k: v for k, v in self.profiles.items() if k != name}
+        if self.active_profile == name:
+            self.active_profile = None
+
+    def resolve_profile(self, name: str | None = None) -> ResolvedProfile:
+        """The profile ``name`` (default: the active one) with every default filled in.
+
+        Raises:
+            SettingsError: If there is no profile of that name.
+        """
+        from osw_studio.core.errors import SettingsError
+
+        name = name or self.active_profile or DEFAULT_PROFILE
+        if name in self.profiles:
+            profile = self.profiles[name]
+        elif name == DEFAULT_PROFILE:
+            profile = Profile()
+        else:
+            known = ", ".join(self.profile_names)
+            raise SettingsError(f"no profile named {name!r}", hint=f"known profiles: {known}")
+        mp, ag = self.model_provider, self.agent
+        agent = profile.agent
+        default_mode: CoordinateMode = "smart_resize" if agent == "uitars" else "absolute"
+        default_space: ActionSpace = "uitars" if agent == "uitars" else self.evaluation.action_space
+        return ResolvedProfile(
+            name=name,
+            base_url=profile.base_url or mp.base_url,
+            model=profile.model or mp.model,
+            agent=agent,
+            coordinate_mode=profile.coordinate_mode or default_mode,
+            action_space=profile.action_space or default_space,
+            observation_type=profile.observation_type or ag.observation_type,
+            history_window=_pick(profile.history_window, ag.history_window),
+            temperature=_pick(profile.temperature, ag.temperature),
+            top_p=profile.top_p if profile.top_p is not None else ag.top_p,
+            max_tokens=_pick(profile.max_tokens, ag.max_tokens),
+            timeout=_pick(profile.timeout, mp.timeout),
+            max_retries=_pick(profile.max_retries, mp.max_retries),
+            api_key_env=profile.api_key_env,
+            file_api_key=profile.api_key or (mp.api_key if name == DEFAULT_PROFILE else None),
+            screenshot_size=profile.screenshot_size,
+            image_format=profile.image_format or "png",
+            logprobs=profile.logprobs,
+        )
+
+
+def _pick(value: _T | None, default: _T) -> _T:
+    return default if value is None else value

@@ -1,0 +1,176 @@
+"""API keys: in the OS keyring (service ``osw-studio``, one entry per profile), never in files.
+
+A key is looked up in this order, and the first one found is used:
+
+1. the keyring entry of the profile;
+2. an ``api_key`` written in the settings file (used, but the user is told to move it);
+3. the ``OSW_STUDIO_API_KEY`` environment variable;
+4. the variable the profile names in ``api_key_env``;
+5. ``OPENAI_API_KEY``.
+
+Local servers (vLLM, SGLang) often need no key at all, so finding none is not an error until the
+endpoint answers 401; :meth:`KeyLookup.require` turns it into one that names every alternative.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from osw_studio.core.errors import SettingsError
+from osw_studio.settings.model import ResolvedProfile
+
+SERVICE = "osw-studio"
+"""The keyring service name; the profile name is the entry's user name."""
+
+ENV_KEY = "OSW_STUDIO_API_KEY"
+OPENAI_ENV_KEY = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A key and where it came from (``keyring``, ``settings file`` or ``$NAME``)."""
+
+    value: str = field(repr=False)
+    source: str
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """The result of looking for a profile's key."""
+
+    profile: str
+    key: ApiKey | None
+    keyring_error: str | None = None
+
+    @property
+    def value(self) -> str | None:
+        """The key, or None."""
+        return self.key.value if self.key else None
+
+    def require(self) -> str:
+        """The key, or a :class:`SettingsError` that says where keys can come from.
+
+        Raises:
+            SettingsError: If no key was found.
+        """
+        if self.key is not None:
+            return self.key.value
+        raise SettingsError(f"no API key for profile {self.profile!r}", hint=alternatives(self.keyring_error))
+
+
+def alternatives(keyring_error: str | None = None) -> str:
+    """What a user can do to give a key, mentioning why the keyring failed when it did."""
+    ways = (
+        f"store it with `osw-studio keys set --profile NAME`, or set {ENV_KEY}, "
+        f"the variable named by the profile's api_key_env, or {OPENAI_ENV_KEY}"
+    )
+    if keyring_error:
+        return (
+            f"the OS keyring is unavailable ({keyring_error}); set {ENV_KEY}, the variable named by "
+            f"the profile's api_key_env, or {OPENAI_ENV_KEY} instead, or start a Secret Service "
+            "(gnome-keyring, KWallet)"
+        )
+    return ways
+
+
+def _backend() -> Any:
+    import keyring
+
+    return keyring.get_keyring()
+
+
+def _fail(action: str, exc: BaseException) -> SettingsError:
+    return SettingsError(
+        f"could not {action} the OS keyring: {_describe(exc)}",
+        where=f"keyring service {SERVICE!r}",
+        hint=alternatives(_describe(exc)),
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    import keyring.errors
+
+    if isinstance(exc, keyring.errors.NoKeyringError):
+        return "no keyring backend is installed or running"
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def backend_name() -> str:
+    """A readable name of the keyring backend in use (``SecretService Keyring``, ``fail Keyring``)."""
+    backend = _backend()
+    return f"{type(backend).__module__.rsplit('.', 1)[-1]} {type(backend).__name__}"
+
+
+def get_key(profile: str) -> str | None:
+    """The key stored in the keyring for ``profile``, or None.
+
+    Raises:
+        SettingsError: If the keyring cannot be used (no backend, locked, D-Bus error).
+    """
+    try:
+        value = _backend().get_password(SERVICE, profile)
+    # The keyring reports problems through many exception types (its own, secretstorage's,
+    # jeepney's, D-Bus errors); every one of them means the same thing to the user.
+    except Exception as exc:
+        raise _fail("read", exc) from exc
+    return value if isinstance(value, str) and value else None
+
+
+def set_key(profile: str, key: str) -> None:
+    """Store ``key`` for ``profile`` in the keyring, replacing any previous one.
+
+    Raises:
+        SettingsError: If the key is empty or the keyring cannot be used.
+    """
+    key = key.strip()
+    if not key:
+        raise SettingsError("the API key is empty", hint="paste the key at the prompt, or pipe it on stdin")
+    if any(ch.isspace() for ch in key):
+        raise SettingsError("the API key contains whitespace", hint="check that only the key was pasted")
+    try:
+        _backend().set_password(SERVICE, profile, key)
+    except Exception as exc:  # see get_key
+        raise _fail("write to", exc) from exc
+
+
+def delete_key(profile: str) -> bool:
+    """Delete the keyring entry of ``profile``; False when there was none.
+
+    Raises:
+        SettingsError: If the keyring cannot be used.
+    """
+    import keyring.errors
+
+    try:
+        if _backend().get_password(SERVICE, profile) is None:
+            return False
+        _backend().delete_password(SERVICE, profile)
+    except keyring.errors.PasswordDeleteError:
+        return False
+    except Exception as exc:  # see get_key
+        raise _fail("delete from", exc) from exc
+    return True
+
+
+def find_api_key(profile: ResolvedProfile, environ: Mapping[str, str] | None = None) -> KeyLookup:
+    """Look for ``profile``'s key in the keyring, the settings file and the environment (in that order)."""
+    env = os.environ if environ is None else environ
+    keyring_error: str | None = None
+    try:
+        stored = get_key(profile.name)
+    except SettingsError as exc:
+        stored = None
+        keyring_error = _describe(exc.__cause__) if exc.__cause__ else exc.message
+    if stored:
+        return KeyLookup(profile.name, ApiKey(stored, "keyring"))
+    if profile.file_api_key is not None and profile.file_api_key.get_secret_value():
+        return KeyLookup(profile.name, ApiKey(profile.file_api_key.get_secret_value(), "settings file"))
+    names = [ENV_KEY, profile.api_key_env, OPENAI_ENV_KEY]
+    for name in names:
+        if name and env.get(name, "").strip():
+            return KeyLookup(profile.name, ApiKey(env[name].strip(), f"${name}"), keyring_error)
+    return KeyLookup(profile.name, None, keyring_error)
