@@ -47,11 +47,17 @@ class _Books:
         import pandas as pd
 
         self.paths = {"R": result, "E": expected}
+        self.pd: dict[str, Any] = {}
         self.xl: dict[str, Any] = {"R": openpyxl.load_workbook(result)}
-        self.pd: dict[str, Any] = {"R": pd.ExcelFile(result)}
+        self.pd["R"] = pd.ExcelFile(result)
         if expected is not None:
             self.xl["E"] = openpyxl.load_workbook(expected)
             self.pd["E"] = pd.ExcelFile(expected)
+
+    def close(self) -> None:
+        """Release the files pandas keeps open."""
+        for book in self.pd.values():
+            book.close()
 
     def locate(self, idx: int | str) -> tuple[str, str]:
         """``(book key, sheet name)`` for an OSWorld sheet index; an unknown index gives name ''."""
@@ -325,16 +331,18 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
     if result is None:
         return Verdict(0.0, "no result workbook")
     try:
-        books = _Books(result, None)
+        _Books(result, None).close()
     except Exception as exc:  # OSWorld scores an unreadable result 0
         return Verdict(0.0, f"cannot read the result workbook: {type(exc).__name__}: {exc}")
-    if expected is not None:
-        books = _Books(result, expected)
-    for i, rule in enumerate(options["rules"]):
-        ok = _check_rule(books, rule)
-        if not ok:
-            what = "cannot load the sheet for" if ok is None else "failed"
-            return Verdict(0.0, f"rule {i} ({rule['type']}) {what}")
+    books = _Books(result, expected)
+    try:
+        for i, rule in enumerate(options["rules"]):
+            ok = _check_rule(books, rule)
+            if not ok:
+                what = "cannot load the sheet for" if ok is None else "failed"
+                return Verdict(0.0, f"rule {i} ({rule['type']}) {what}")
+    finally:
+        books.close()
     return Verdict(1.0, f"all {len(options['rules'])} rules hold")
 
 
