@@ -24,6 +24,10 @@ async def ctx(desktop: Desktop, tmp_path: Path) -> AsyncIterator[GetterContext]:
         yield GetterContext(guest=guest, cache_dir=tmp_path / "cache" / "t1", task_dir=tmp_path)
 
 
+def read(path: object) -> str:
+    return Path(str(path)).read_text()
+
+
 async def get(ctx: GetterContext, spec: dict[str, object]) -> object:
     kind = str(spec.pop("type"))
     return await GETTERS.get(kind)(ctx, spec)
@@ -33,7 +37,7 @@ async def test_vm_file_copies_a_guest_file_into_the_cache(ctx: GetterContext, de
     (desktop.home / "report.txt").write_text("total 42\n")
     path = await get(ctx, {"type": "vm_file", "path": str(desktop.home / "report.txt"), "dest": "report.txt"})
     assert path == str(ctx.cache_dir / "report.txt")
-    assert open(str(path)).read() == "total 42\n"  # noqa: ASYNC230, SIM115
+    assert read(path) == "total 42\n"
     with pytest.raises(FileMissing):
         await get(ctx, {"type": "vm_file", "path": str(desktop.home / "absent.txt"), "dest": "a.txt"})
 
@@ -80,7 +84,7 @@ async def test_accessibility_tree_is_xml_or_a_clear_error(ctx: GetterContext) ->
 async def test_cloud_file_from_a_local_path_and_cache_file(ctx: GetterContext, tmp_path: Path) -> None:
     (tmp_path / "gold.txt").write_text("gold\n")
     path = await get(ctx, {"type": "cloud_file", "path": "gold.txt", "dest": "gold_copy.txt"})
-    assert open(str(path)).read() == "gold\n"  # noqa: ASYNC230, SIM115
+    assert read(path) == "gold\n"
     (ctx.cache_dir / "diff.out").write_text("")
     assert await get(ctx, {"type": "cache_file", "path": "diff.out"}) == str(ctx.cache_dir / "diff.out")
 
