@@ -1,0 +1,204 @@
+"""Live frames from a guest for the viewer: its MJPEG ``/stream``, or polled screenshots.
+
+The HTTP client is async (httpx) on the Qt event loop; JPEG/PNG decoding and scaling to the viewer's
+size run in a worker thread (``run_in_executor``) so the UI never stalls. Only the newest frame is
+decoded: when decoding falls behind, older frames are dropped, never queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+
+import httpx
+from PySide6.QtCore import QObject, QSize, Qt, Signal
+from PySide6.QtGui import QImage
+
+from osw_studio.ui.mjpeg import MjpegParser, boundary_of
+
+log = logging.getLogger(__name__)
+
+SizeHint = Callable[[], QSize]
+"""Returns the size frames should be scaled to fit (the viewer's canvas, in device pixels)."""
+
+
+def decode_frame(data: bytes, fit: QSize | None) -> QImage:
+    """Decode a JPEG or PNG and scale it to fit ``fit`` keeping its aspect (thread-safe, no widgets).
+
+    Returns a null image when ``data`` is not an image.
+    """
+    image = QImage.fromData(data)
+    if image.isNull() or fit is None or fit.isEmpty():
+        return image
+    if image.width() <= fit.width() and image.height() <= fit.height():
+        return image
+    return image.scaled(fit, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
+
+
+class FpsMeter:
+    """Frames per second over a sliding window.
+
+    Examples:
+        >>> m = FpsMeter(window=1.0)
+        >>> for t in (0.0, 0.1, 0.2, 0.3): m.tick(t)
+        >>> round(m.fps(0.3), 1)
+        10.0
+        >>> m.fps(5.0)
+        0.0
+    """
+
+    def __init__(self, window: float = 1.0) -> None:
+        self.window = window
+        self._times: deque[float] = deque()
+
+    def tick(self, now: float | None = None) -> None:
+        """Count one frame shown at ``now`` (default: the monotonic clock)."""
+        self._times.append(time.monotonic() if now is None else now)
+
+    def fps(self, now: float | None = None) -> float:
+        """Frames per second over the last window ending at ``now``."""
+        now = time.monotonic() if now is None else now
+        while self._times and self._times[0] < now - self.window:
+            self._times.popleft()
+        if len(self._times) < 2:
+            return 0.0
+        span = self._times[-1] - self._times[0]
+        return (len(self._times) - 1) / span if span > 0 else 0.0
+
+
+class FrameStream(QObject):
+    """Frames of one guest, as Qt images scaled for the viewer.
+
+    Args:
+        base_url: The guest server's URL (``http://127.0.0.1:5000``).
+        token: Its token, or None for a guest without auth (OSWorld's).
+        fit: Where frames are scaled to fit.
+        fps: Highest frame rate asked of the stream.
+        max_width: Width the guest downscales frames to before encoding.
+        poll_interval: Seconds between screenshots when the guest has no stream.
+
+    Signals:
+        frame_ready(QImage): A decoded frame, already scaled.
+        status_changed(str): ``connecting``, ``streaming``, ``polling`` or an error message.
+    """
+
+    frame_ready = Signal(QImage)
+    status_changed = Signal(str)
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None,
+        *,
+        fit: SizeHint | None = None,
+        fps: int = 30,
+        quality: int = 70,
+        max_width: int = 1280,
+        poll_interval: float = 0.5,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.base_url = base_url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._fit = fit
+        self._params: dict[str, int] = {"fps": fps, "quality": quality, "max_width": max_width}
+        self._poll_interval = poll_interval
+        self._task: asyncio.Task[None] | None = None
+        self._latest: bytes | None = None
+        self._wake = asyncio.Event()
+        self.received = 0
+        """Frames received from the wire (decoded or dropped)."""
+        self.decoded = 0
+        """Frames decoded and handed to the viewer."""
+
+    def start(self) -> None:
+        """Connect and keep frames coming until :meth:`stop` (reconnecting after errors)."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Disconnect and wait until the stream is closed."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def running(self) -> bool:
+        """Whether the stream is connected or trying to connect."""
+        return self._task is not None and not self._task.done()
+
+    async def _run(self) -> None:
+        decoder = asyncio.ensure_future(self._decode_loop())
+        try:
+            async with httpx.AsyncClient(headers=self._headers, timeout=httpx.Timeout(10, read=30)) as client:
+                while True:
+                    try:
+                        if not await self._stream(client):
+                            await self._poll(client)
+                    except httpx.HTTPError as exc:
+                        self.status_changed.emit(f"guest unreachable ({type(exc).__name__}); retrying")
+                        log.info("frame stream from %s failed: %s", self.base_url, exc)
+                    await asyncio.sleep(1.0)
+        finally:
+            decoder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await decoder
+
+    async def _stream(self, client: httpx.AsyncClient) -> bool:
+        """Read the MJPEG stream; False when the guest has none (an OSWorld guest)."""
+        self.status_changed.emit("connecting")
+        async with client.stream("GET", f"{self.base_url}/stream", params=self._params) as response:
+            if response.status_code in (404, 405, 501):
+                return False
+            if response.status_code == 401:
+                self.status_changed.emit("the guest refused the token; check the env's token")
+                await asyncio.sleep(5)
+                return True
+            response.raise_for_status()
+            parser = MjpegParser(boundary_of(response.headers.get("content-type", "")))
+            self.status_changed.emit("streaming")
+            async for chunk in response.aiter_bytes():
+                for frame in parser.feed(chunk):
+                    self._offer(frame)
+        return True
+
+    async def _poll(self, client: httpx.AsyncClient) -> None:
+        """Poll ``/screenshot`` (JPEG where the guest knows the option; OSWorld's sends PNG)."""
+        self.status_changed.emit("polling")
+        params: dict[str, str | int] = {
+            "format": "jpeg",
+            "quality": self._params["quality"],
+            "max_width": self._params["max_width"],
+        }
+        while True:
+            response = await client.get(f"{self.base_url}/screenshot", params=params)
+            response.raise_for_status()
+            self._offer(response.content)
+            await asyncio.sleep(self._poll_interval)
+
+    def _offer(self, frame: bytes) -> None:
+        self.received += 1
+        self._latest = frame
+        self._wake.set()
+
+    async def _decode_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            data, self._latest = self._latest, None
+            if data is None:
+                continue
+            fit = self._fit() if self._fit else None
+            image = await loop.run_in_executor(None, decode_frame, data, fit)
+            if image.isNull():
+                log.debug("dropped a frame that is not an image (%d bytes)", len(data))
+                continue
+            self.decoded += 1
+            self.frame_ready.emit(image)

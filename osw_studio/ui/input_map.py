@@ -1,0 +1,167 @@
+"""Turn a person's mouse, wheel and keyboard input in the viewer into core actions.
+
+During takeover the viewer forwards input to the guest as :mod:`osw_studio.core.actions`, so human steps
+are recorded in the same vocabulary as the agent's. A press and a release at (almost) the same pixel is a
+click; farther apart it is a drag; a wheel notch is one scroll click; a key with Ctrl/Alt/Meta is a
+hotkey, a printable character is typed, any other key is pressed by its pyautogui name.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from osw_studio.core.actions import (
+    Action,
+    Click,
+    DoubleClick,
+    DragTo,
+    Hotkey,
+    MouseButton,
+    Press,
+    RightClick,
+    Scroll,
+    Typing,
+)
+
+DRAG_THRESHOLD = 4
+"""Guest pixels the pointer must travel between press and release for a drag instead of a click."""
+
+_KEY_NAMES: dict[int, str] = {
+    Qt.Key.Key_Return: "enter",
+    Qt.Key.Key_Enter: "enter",
+    Qt.Key.Key_Escape: "esc",
+    Qt.Key.Key_Tab: "tab",
+    Qt.Key.Key_Backtab: "tab",
+    Qt.Key.Key_Backspace: "backspace",
+    Qt.Key.Key_Delete: "delete",
+    Qt.Key.Key_Insert: "insert",
+    Qt.Key.Key_Home: "home",
+    Qt.Key.Key_End: "end",
+    Qt.Key.Key_PageUp: "pageup",
+    Qt.Key.Key_PageDown: "pagedown",
+    Qt.Key.Key_Left: "left",
+    Qt.Key.Key_Right: "right",
+    Qt.Key.Key_Up: "up",
+    Qt.Key.Key_Down: "down",
+    Qt.Key.Key_Space: "space",
+    Qt.Key.Key_CapsLock: "capslock",
+    Qt.Key.Key_Print: "printscreen",
+    Qt.Key.Key_Menu: "apps",
+    **{getattr(Qt.Key, f"Key_F{n}"): f"f{n}" for n in range(1, 25)},
+}
+
+_MODIFIER_KEYS = {
+    Qt.Key.Key_Control,
+    Qt.Key.Key_Shift,
+    Qt.Key.Key_Alt,
+    Qt.Key.Key_Meta,
+    Qt.Key.Key_AltGr,
+    Qt.Key.Key_Super_L,
+    Qt.Key.Key_Super_R,
+}
+
+_BUTTONS: dict[Qt.MouseButton, MouseButton] = {
+    Qt.MouseButton.LeftButton: "left",
+    Qt.MouseButton.RightButton: "right",
+    Qt.MouseButton.MiddleButton: "middle",
+}
+
+
+def key_name(key: int, text: str) -> str | None:
+    """The pyautogui name of a Qt key (``Key_Return`` -> ``enter``, ``Key_A`` -> ``a``), or None.
+
+    ``text`` is what the key typed; it names plain character keys.
+    """
+    if key in _KEY_NAMES:
+        return _KEY_NAMES[key]
+    if Qt.Key.Key_A <= key <= Qt.Key.Key_Z:
+        return chr(key).lower()
+    if Qt.Key.Key_0 <= key <= Qt.Key.Key_9:
+        return chr(key)
+    if text and text.isprintable():
+        return text.lower()
+    return None
+
+
+def key_action(key: int, text: str, modifiers: Qt.KeyboardModifier) -> Action | None:
+    """The action for one key press, or None for a lone modifier or an unknown key."""
+    if key in _MODIFIER_KEYS:
+        return None
+    mods = []
+    if modifiers & Qt.KeyboardModifier.ControlModifier:
+        mods.append("ctrl")
+    if modifiers & Qt.KeyboardModifier.AltModifier:
+        mods.append("alt")
+    if modifiers & Qt.KeyboardModifier.MetaModifier:
+        mods.append("win")
+    name = key_name(key, text)
+    if mods:
+        if modifiers & Qt.KeyboardModifier.ShiftModifier:
+            mods.append("shift")
+        return Hotkey(keys=[*mods, name]) if name else None
+    if text and text.isprintable() and key not in _KEY_NAMES:
+        return Typing(text=text)
+    if key == Qt.Key.Key_Space:
+        return Typing(text=" ")
+    if name is None:
+        return None
+    if modifiers & Qt.KeyboardModifier.ShiftModifier and name not in ("tab",):
+        return Hotkey(keys=["shift", name])
+    if key == Qt.Key.Key_Backtab:
+        return Hotkey(keys=["shift", "tab"])
+    return Press(key=name)
+
+
+def button_name(button: Qt.MouseButton) -> MouseButton | None:
+    """``left`` / ``right`` / ``middle`` for a Qt mouse button, None for others."""
+    return _BUTTONS.get(button)
+
+
+def release_action(button: MouseButton, press: tuple[int, int], release: tuple[int, int]) -> Action:
+    """The action for a press at ``press`` and a release at ``release`` (guest pixels).
+
+    >>> release_action("left", (10, 10), (11, 10))
+    Click(kind='click', x=10, y=10, button='left', clicks=1)
+    >>> release_action("left", (10, 10), (200, 50))
+    DragTo(kind='drag_to', x=200, y=50, start_x=10, start_y=10, button='left')
+    >>> release_action("right", (10, 10), (10, 10))
+    RightClick(kind='right_click', x=10, y=10)
+    """
+    dx, dy = release[0] - press[0], release[1] - press[1]
+    if max(abs(dx), abs(dy)) >= DRAG_THRESHOLD:
+        return DragTo(x=release[0], y=release[1], start_x=press[0], start_y=press[1], button=button)
+    if button == "right":
+        return RightClick(x=press[0], y=press[1])
+    return Click(x=press[0], y=press[1], button=button)
+
+
+def double_click_action(point: tuple[int, int]) -> Action:
+    """The action for a left double-click at a guest pixel.
+
+    >>> double_click_action((3, 4))
+    DoubleClick(kind='double_click', x=3, y=4)
+    """
+    return DoubleClick(x=point[0], y=point[1])
+
+
+def wheel_action(angle_x: int, angle_y: int, point: tuple[int, int]) -> Action | None:
+    """The scroll for a wheel event (Qt angle deltas in eighths of a degree; 120 is one notch).
+
+    Touchpads send fractions of a notch; a fraction still scrolls one click in its direction.
+
+    >>> wheel_action(0, -240, (5, 6))
+    Scroll(kind='scroll', dx=0, dy=-2, x=5, y=6)
+    >>> wheel_action(0, 0, (5, 6)) is None
+    True
+    """
+
+    def clicks(delta: int) -> int:
+        if delta == 0:
+            return 0
+        n = round(delta / 120)
+        return n if n else (1 if delta > 0 else -1)
+
+    dx, dy = clicks(angle_x), clicks(angle_y)
+    if not dx and not dy:
+        return None
+    return Scroll(dx=dx, dy=dy, x=point[0], y=point[1])

@@ -1,0 +1,486 @@
+"""The main window: docks for tasks, the live viewer, the step inspector, the timeline and run history.
+
+It composes the views, owns the toolbar and shortcuts (Run F5, Pause Space, Step F10, Stop Shift+F5,
+Approve Enter, Take over Ctrl+T; mode auto / approve), and binds each new episode's
+:class:`~osw_studio.ui.run_controller.RunController` to the views. The dock layout is saved with
+QSettings and restored on the next launch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, Literal
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence
+from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
+
+from osw_studio import __version__
+from osw_studio.core.errors import OswError
+from osw_studio.core.observation import Observation
+from osw_studio.core.step import EpisodeResult, StepRecord
+from osw_studio.runner.episode import Episode, Proposal
+from osw_studio.tasks import TaskEntry, TaskLibrary
+from osw_studio.trajectory.store import RunStore
+from osw_studio.ui.errors import ErrorReporter
+from osw_studio.ui.frames import FrameStream, decode_frame
+from osw_studio.ui.run_controller import RunController
+from osw_studio.ui.run_history import RunHistory, list_runs
+from osw_studio.ui.services import Services
+from osw_studio.ui.settings_dialog import SettingsDialog
+from osw_studio.ui.status import RunStatusBar
+from osw_studio.ui.step_inspector import StepInspector
+from osw_studio.ui.task_browser import TaskBrowser
+from osw_studio.ui.timeline import Timeline
+from osw_studio.ui.viewer import VmViewer
+
+log = logging.getLogger(__name__)
+
+LAYOUT_VERSION = 1
+
+
+def last_results(runs_dir: Path) -> dict[str, str]:
+    """The newest result of each task id in the runs folder: ``passed``, ``failed``, ``error``..."""
+    found: dict[str, str] = {}
+    for run in reversed(list_runs(runs_dir)):  # oldest first, so newer runs overwrite
+        try:
+            result = run.result
+            task_id = run.meta.task_id
+        except OswError:
+            continue
+        if result is None:
+            found[task_id] = "interrupted"
+        elif result.status in ("finished", "failed"):
+            found[task_id] = "passed" if result.success else "failed"
+        else:
+            found[task_id] = result.status
+    return found
+
+
+class MainWindow(QMainWindow):
+    """OSW Studio's window.
+
+    Args:
+        library: The tasks to offer.
+        services: The env and episode factory.
+        qsettings: Where the window layout is kept (default: the platform's QSettings for the app).
+        reporter: Shows errors as messages (default: dialogs on this window).
+    """
+
+    def __init__(
+        self,
+        library: TaskLibrary,
+        services: Services,
+        *,
+        qsettings: QSettings | None = None,
+        reporter: ErrorReporter | None = None,
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle(f"OSW Studio {__version__}")
+        self.setObjectName("mainWindow")
+        self.resize(1600, 960)
+        self.setDockNestingEnabled(True)
+        self.library = library
+        self.services = services
+        self.qsettings = qsettings or QSettings("osw-studio", "osw-studio")
+        self.reporter = reporter or ErrorReporter(self)
+        self.controller: RunController | None = None
+        self._results = last_results(services.runs_dir)
+        self._starting = False
+        self._history_run: RunStore | None = None
+        self._pending: set[asyncio.Task[object]] = set()
+
+        self.tasks = TaskBrowser(library, self._results.get)
+        self.viewer = VmViewer()
+        self.inspector = StepInspector()
+        self.timeline = Timeline()
+        self.history = RunHistory(services.runs_dir)
+        self.status = RunStatusBar()
+        self.setStatusBar(self.status)
+        self.status.set_env(services.env_description())
+        self.status.set_model(services.settings.resolve_profile().model)
+
+        self.docks: dict[str, QDockWidget] = {}
+        area = Qt.DockWidgetArea
+        self._dock("viewer", "VM viewer", self.viewer, area.RightDockWidgetArea)
+        self._dock("tasks", "Tasks", self.tasks, area.LeftDockWidgetArea)
+        self._dock("history", "Run history", self.history, area.LeftDockWidgetArea)
+        self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
+        self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
+        self.docks["tasks"].raise_()
+        self.splitDockWidget(self.docks["viewer"], self.docks["inspector"], Qt.Orientation.Horizontal)
+        self.resizeDocks(
+            [self.docks["tasks"], self.docks["viewer"], self.docks["inspector"]],
+            [330, 900, 370],
+            Qt.Orientation.Horizontal,
+        )
+
+        self.resizeDocks([self.docks["timeline"]], [150], Qt.Orientation.Vertical)
+        self._build_actions()
+        self.tasks.task_activated.connect(lambda _e: self.run_or_resume())
+        self.tasks.task_selected.connect(self._on_task_selected)
+        self.timeline.step_selected.connect(self._on_step_selected)
+        self.history.run_opened.connect(self.open_run)
+        self.inspector.actions_edited.connect(self.viewer.canvas.set_actions)
+        self.viewer.canvas.human_input.connect(self._on_human_input)
+        services.settings.changed.connect(self._on_settings_changed)
+        self._update_actions()
+        self.restore_layout()
+        count = len(library)
+        self.status.showMessage(f"{count} tasks in {len(library.domains)} domains. Pick one and press F5.")
+
+    # --- layout -------------------------------------------------------------------------------------
+
+    def _dock(self, name: str, title: str, widget: QWidget, where: Qt.DockWidgetArea) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        self.addDockWidget(where, dock)
+        self.docks[name] = dock
+
+    def restore_layout(self) -> None:
+        """Restore the window geometry and dock layout saved at the last close."""
+        geometry = self.qsettings.value("window/geometry")
+        state = self.qsettings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state, LAYOUT_VERSION)
+
+    def save_layout(self) -> None:
+        """Save the window geometry and dock layout."""
+        self.qsettings.setValue("window/geometry", self.saveGeometry())
+        self.qsettings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        self.qsettings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: D102 (Qt override)
+        self.save_layout()
+        if self.controller is not None and self.controller.running:
+            self.controller.stop()
+        super().closeEvent(event)
+
+    # --- toolbar and shortcuts ----------------------------------------------------------------------
+
+    def _action(self, text: str, shortcut: QKeySequence | str, slot: object, tip: str) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.setToolTip(f"{tip} ({QKeySequence(shortcut).toString()})")
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.run_action = self._action("Run", "F5", self.run_or_resume, "Run the selected task, or resume")
+        self.pause_action = self._action(
+            "Pause", "Space", self.toggle_pause, "Pause or resume between phases"
+        )
+        self.pause_action.setCheckable(True)
+        self.step_action = self._action("Step", "F10", self.step_once, "Run one step, then pause")
+        self.stop_action = self._action("Stop", "Shift+F5", self.stop, "Stop the run")
+        self.approve_action = self._action(
+            "Approve", "Return", self.inspector.approve, "Approve the proposal"
+        )
+        self.takeover_action = self._action("Take over", "Ctrl+T", self.toggle_takeover, "Act yourself")
+        self.takeover_action.setCheckable(True)
+        self.settings_action = self._action("Settings", "Ctrl+,", self.open_settings, "Edit the settings")
+        self.mode = QComboBox()
+        self.mode.setObjectName("mode")
+        self.mode.addItems(["auto", "approve"])
+        self.mode.setToolTip("auto: actions run as proposed; approve: each waits for you")
+        self.mode.currentTextChanged.connect(self._on_mode_changed)
+        toolbar = QToolBar("Run")
+        toolbar.setObjectName("runToolbar")
+        for action in (self.run_action, self.pause_action, self.step_action, self.stop_action):
+            toolbar.addAction(action)
+        toolbar.addSeparator()
+        toolbar.addWidget(QLabel(" Mode "))
+        toolbar.addWidget(self.mode)
+        toolbar.addAction(self.approve_action)
+        toolbar.addAction(self.takeover_action)
+        toolbar.addSeparator()
+        toolbar.addAction(self.settings_action)
+        self.addToolBar(toolbar)
+        view_menu = self.menuBar().addMenu("&View")
+        for dock in self.docks.values():
+            view_menu.addAction(dock.toggleViewAction())
+
+    def _update_actions(self) -> None:
+        c = self.controller
+        running = c is not None and c.running
+        paused = running and c is not None and c.episode.paused
+        self.run_action.setEnabled(not self._starting and (not running or paused))
+        self.pause_action.setEnabled(running)
+        self.pause_action.setChecked(bool(paused))
+        self.step_action.setEnabled(running)
+        self.stop_action.setEnabled(running)
+        self.takeover_action.setEnabled(running)
+        gating = running and c is not None and c.episode.state == "gating"
+        self.approve_action.setEnabled(gating)
+
+    # --- run controls -------------------------------------------------------------------------------
+
+    def _spawn(self, coro: Coroutine[Any, Any, object]) -> None:
+        future = asyncio.ensure_future(coro)
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+
+    def run_or_resume(self) -> None:
+        """F5: resume a paused run, else start the selected task."""
+        c = self.controller
+        if c is not None and c.running:
+            if c.episode.paused:
+                c.episode.resume()
+            return
+        entry = self.tasks.current_entry()
+        if entry is None:
+            self.status.showMessage("Pick a task in the task browser first.", 5000)
+            return
+        self._spawn(self.start_run(entry))
+
+    async def start_run(self, entry: TaskEntry, mode: str | None = None) -> RunController | None:
+        """Start ``entry`` in ``mode`` (default: the toolbar's); the controller, or None on error."""
+        if self._starting or (self.controller is not None and self.controller.running):
+            return None
+        self._starting = True
+        self._update_actions()
+        chosen: Literal["auto", "approve"] = (
+            "approve" if (mode or self.mode.currentText()) == "approve" else "auto"
+        )
+        self.status.showMessage(f"Starting {entry.task.id}: preparing the env…")
+        try:
+            episode = await self.services.create_episode(entry, chosen)
+        except OswError as exc:
+            self.reporter.report(exc)
+            self.status.showMessage("The run did not start.", 8000)
+            return None
+        finally:
+            self._starting = False
+            self._update_actions()
+        return await self.bind_episode(episode)
+
+    async def bind_episode(self, episode: Episode) -> RunController:
+        """Show ``episode`` in every view and start it."""
+        old = self.controller
+        if old is not None:
+            old.disconnect_episode()
+        controller = RunController(episode, self)
+        self.controller = controller
+        self._history_run = None
+        self.timeline.clear_steps()
+        self.inspector.bind(controller)
+        self.viewer.canvas.set_actions([])
+        self.status.reset_run(episode.max_steps)
+        self.status.set_env(self.services.env_description())
+        self.status.set_model(
+            getattr(episode, "model_name", None) or self.services.settings.resolve_profile().model
+        )
+        self.mode.blockSignals(True)
+        self.mode.setCurrentText(episode.mode)
+        self.mode.blockSignals(False)
+        for name, slot in (
+            ("state_changed", self._on_state_changed),
+            ("paused_changed", self._on_paused_changed),
+            ("mode_changed", self._on_episode_mode),
+            ("step_proposed", self._on_step_proposed),
+            ("step_finished", self._on_step_finished),
+            ("observation_taken", self._on_observation),
+            ("takeover_changed", self._on_takeover_changed),
+            ("episode_finished", self._on_episode_finished),
+            ("error_raised", self._on_error_raised),
+        ):
+            controller.listen(name, slot)
+        await self._attach_stream(episode)
+        controller.start()
+        self._update_actions()
+        return controller
+
+    async def _attach_stream(self, episode: Episode) -> None:
+        stream = self.viewer.stream
+        guest = getattr(episode.env, "guest", None)
+        url = getattr(guest, "base_url", None)
+        if stream is not None and stream.base_url == (url or "").rstrip("/"):
+            self.viewer.canvas.set_screen_size(episode.env.screen_size)
+            return
+        await self.viewer.detach_stream()
+        if url:
+            fresh = FrameStream(
+                url, getattr(guest, "token", None), fit=self.viewer.canvas.fit_size, parent=self
+            )
+            self.viewer.attach_stream(fresh, episode.env.screen_size)
+
+    def toggle_pause(self) -> None:
+        """Space: pause or resume."""
+        if self.controller is not None and self.controller.running:
+            self.controller.toggle_pause()
+        self._update_actions()
+
+    def step_once(self) -> None:
+        """F10: one step, then pause."""
+        if self.controller is not None and self.controller.running:
+            self.controller.step_once()
+
+    def stop(self) -> None:
+        """Shift+F5: stop the run."""
+        if self.controller is not None and self.controller.running:
+            self.controller.stop()
+
+    def toggle_takeover(self) -> None:
+        """Ctrl+T: begin or end a takeover."""
+        if self.controller is not None and self.controller.running:
+            self.controller.toggle_takeover()
+        self._update_actions()
+
+    def _on_mode_changed(self, mode: str) -> None:
+        if self.controller is not None and self.controller.running:
+            self.controller.set_mode(mode)
+
+    def _on_human_input(self, actions: list[object]) -> None:
+        if self.controller is not None:
+            self.controller.human_input(actions)  # type: ignore[arg-type]
+
+    # --- run -> views -------------------------------------------------------------------------------
+
+    def _on_state_changed(self, new: str, _old: str) -> None:
+        c = self.controller
+        paused = bool(c and c.episode.paused)
+        self.status.set_state(new, paused)
+        if new in ("observing", "resetting"):
+            self.viewer.canvas.set_actions([])
+        if c is not None:
+            self.status.set_step(c.episode.step_index, c.episode.max_steps)
+        if new == "resetting":
+            self.status.showMessage("Setting up the task in the guest…")
+        self._update_actions()
+
+    def _on_paused_changed(self, paused: bool) -> None:
+        if self.controller is not None:
+            self.status.set_state(str(self.controller.episode.state), paused)
+        self._update_actions()
+
+    def _on_episode_mode(self, mode: str) -> None:
+        self.mode.blockSignals(True)
+        self.mode.setCurrentText(mode)
+        self.mode.blockSignals(False)
+
+    def _on_step_proposed(self, proposal: Proposal) -> None:
+        self.viewer.canvas.set_actions(proposal.actions)
+        if self.controller is not None:
+            self.status.set_step(proposal.index, self.controller.episode.max_steps)
+        if self.controller is not None and self.controller.episode.mode == "approve":
+            self.status.showMessage(f"Step {proposal.index} waits for you: Enter approves, Edit changes it.")
+
+    def _on_step_finished(self, record: StepRecord) -> None:
+        c = self.controller
+        path = None
+        if c is not None and c.episode.run_dir is not None and record.screenshot:
+            path = c.episode.run_dir / "screens" / record.screenshot
+        self.timeline.add_step(record, path=path)
+        self.status.add_step(record)
+        if c is not None:
+            self.status.set_step(record.index, c.episode.max_steps)
+        if record.source == "human":
+            self.status.showMessage(f"Your step {record.index} ran.", 3000)
+
+    def _on_observation(self, observation: Observation) -> None:
+        stream = self.viewer.stream
+        if stream is None or not stream.running:
+            self._show_screenshot(observation.screenshot)
+        self.viewer.canvas.set_screen_size(observation.size)
+
+    def _show_screenshot(self, data: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, decode_frame, data, self.viewer.canvas.fit_size())
+
+        def done(f: asyncio.Future[QImage]) -> None:
+            if not f.cancelled() and f.exception() is None:
+                self.viewer.show_encoded(f.result())
+
+        future.add_done_callback(done)
+
+    def _on_takeover_changed(self, on: bool) -> None:
+        self.viewer.set_takeover(on)
+        self.takeover_action.setChecked(on)
+        self.status.showMessage(
+            "Takeover: click, scroll and type in the viewer; Ctrl+T gives control back."
+            if on
+            else "The agent resumes.",
+            6000,
+        )
+        self._update_actions()
+
+    def _on_episode_finished(self, result: EpisodeResult) -> None:
+        score = "–" if result.score is None else f"{result.score:.2f}"
+        extra = f": {result.error}" if result.error else ""
+        self.status.showMessage(f"Run {result.status}, score {score}, {result.steps} steps{extra}")
+        self.viewer.set_takeover(False)
+        self.viewer.canvas.set_actions([])
+        if result.status in ("finished", "failed"):
+            self._results[result.task_id] = "passed" if result.success else "failed"
+        else:
+            self._results[result.task_id] = result.status
+        self.history.refresh()
+        self.tasks.refresh()
+        self._update_actions()
+
+    def _on_error_raised(self, error: object) -> None:
+        if isinstance(error, OswError):
+            self.status.showMessage(str(error), 10000)
+        self._update_actions()
+
+    # --- browsing -----------------------------------------------------------------------------------
+
+    def _on_task_selected(self, entry: TaskEntry | None) -> None:
+        if entry is not None and not (self.controller and self.controller.running):
+            self.status.showMessage(f"{entry.task.id}: F5 runs it.", 4000)
+
+    def _on_step_selected(self, record: StepRecord) -> None:
+        self.inspector.show_record(record)
+        if self._history_run is not None:
+            path = self._history_run.screenshot_path(record)
+            if path is not None:
+                self._show_screenshot(path.read_bytes())
+            self.viewer.canvas.set_actions(record.executed)
+
+    def open_run(self, run: RunStore) -> None:
+        """Browse a past run: its steps on the timeline, its screens in the viewer."""
+        if self.controller is not None and self.controller.running:
+            self.status.showMessage("Stop the current run before opening another.", 5000)
+            return
+        try:
+            steps = list(run.iter_steps())
+            meta = run.meta
+        except OswError as exc:
+            self.reporter.report(exc)
+            return
+        self._history_run = run
+        self.inspector.bind(None)
+        self.timeline.clear_steps()
+        if meta.screen_width and meta.screen_height:
+            self.viewer.canvas.set_screen_size((meta.screen_width, meta.screen_height))
+        for record in steps:
+            self.timeline.add_step(record, path=run.screenshot_path(record))
+        self.status.showMessage(f"Run {run.run_id}: {meta.task_id}, {run.status}, {len(steps)} steps")
+        if steps:
+            self.timeline.setCurrentRow(0)
+            self.timeline.setFocus()
+
+    # --- settings -----------------------------------------------------------------------------------
+
+    def open_settings(self) -> SettingsDialog:
+        """Open the settings dialog (non-modal, so the loop keeps running)."""
+        dialog = SettingsDialog(self.services.settings, self)
+        dialog.setModal(True)
+        dialog.open()
+        return dialog
+
+    def _on_settings_changed(self, _field: str) -> None:
+        try:
+            self.status.set_model(self.services.settings.resolve_profile().model)
+        except OswError as exc:
+            self.status.showMessage(str(exc), 8000)
+        self.status.set_env(self.services.env_description())

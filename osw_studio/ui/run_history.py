@@ -1,0 +1,118 @@
+"""Run history: the runs in the runs folder, newest first; open one to browse its timeline."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from osw_studio.core.errors import OswError
+from osw_studio.trajectory.store import RunStore, is_run_folder
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ["Run", "Task", "Model", "Status", "Score", "Steps", "Started"]
+
+
+def list_runs(root: Path) -> list[RunStore]:
+    """The readable runs directly under ``root``, newest first (unreadable ones are skipped and logged)."""
+    if not root.is_dir():
+        return []
+    runs = []
+    for path in sorted(root.iterdir(), reverse=True):
+        if path.is_dir() and is_run_folder(path):
+            try:
+                runs.append(RunStore(path))
+            except OswError as exc:
+                log.warning("skipping a run: %s", exc)
+    return runs
+
+
+def _row(run: RunStore) -> list[str]:
+    try:
+        meta = run.meta
+        result = run.result
+    except OswError as exc:
+        return [run.run_id, "?", "?", f"unreadable: {exc.message}", "", "", ""]
+    score = "" if result is None or result.score is None else f"{result.score:.2f}"
+    steps = str(result.steps) if result is not None else str(run.count_steps())
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(meta.started_at)) if meta.started_at else ""
+    return [run.run_id, meta.task_id, meta.model or "", run.status, score, steps, started]
+
+
+class RunHistory(QWidget):
+    """Lists the runs under a runs folder.
+
+    Args:
+        root: The runs folder.
+
+    Signals:
+        run_opened(object): The :class:`RunStore` a person opened (double-click or Open).
+    """
+
+    run_opened = Signal(object)
+
+    def __init__(self, root: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.root = root
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("runHistory")
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.setRootIsDecorated(False)
+        self.tree.setSortingEnabled(False)
+        self.tree.itemActivated.connect(lambda *_: self.open_selected())
+        self.open_button = QPushButton("Open")
+        self.open_button.clicked.connect(self.open_selected)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.where = QLabel(str(root))
+        self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bar = QHBoxLayout()
+        bar.addWidget(self.where, 1)
+        bar.addWidget(self.refresh_button)
+        bar.addWidget(self.open_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(bar)
+        self._runs: list[RunStore] = []
+        self.refresh()
+
+    def set_root(self, root: Path) -> None:
+        """List another runs folder."""
+        self.root = root
+        self.where.setText(str(root))
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the runs folder."""
+        self._runs = list_runs(self.root)
+        self.tree.clear()
+        for n, run in enumerate(self._runs):
+            item = QTreeWidgetItem(self.tree, _row(run))
+            item.setData(0, Qt.ItemDataRole.UserRole, n)
+        for col in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(col)
+
+    @property
+    def runs(self) -> list[RunStore]:
+        """The runs listed, newest first."""
+        return list(self._runs)
+
+    def open_selected(self) -> None:
+        """Open the selected run."""
+        item = self.tree.currentItem()
+        if item is None:
+            return
+        self.run_opened.emit(self._runs[int(item.data(0, Qt.ItemDataRole.UserRole))])

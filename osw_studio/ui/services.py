@@ -1,0 +1,139 @@
+"""What the window needs besides views: the env, new episodes, the runs folder. No Qt here.
+
+One env (the local sandbox by default) is started once and kept across runs, so the second run starts
+at once; the settings choose the provider and screen size. Episodes are built from the active profile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from osw_studio.core.errors import GuestError, OswError
+from osw_studio.envs.base import Env
+from osw_studio.runner.episode import Episode, EpisodeConfig
+from osw_studio.runner.store import RunStoreWriter
+from osw_studio.settings import ResolvedProfile, Settings, dump_settings
+from osw_studio.tasks import TaskEntry
+from osw_studio.ui.settings_dialog import env_choice
+
+log = logging.getLogger(__name__)
+
+AgentFactory = Callable[[ResolvedProfile, TaskEntry], Any]
+"""Builds the agent that acts for a profile on a task."""
+
+
+class Services:
+    """The env and episode factory behind the main window.
+
+    Args:
+        settings: The settings in force (read at each run, so edits apply to the next run).
+        runs_dir: Where run stores go.
+        agent_factory: Builds agents (default: the agent package's factory for the profile's agent kind).
+        env_options: Extra options for the provider (tests pass ``sandbox=False`` and the like).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        runs_dir: Path,
+        *,
+        agent_factory: AgentFactory | None = None,
+        env_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.runs_dir = runs_dir
+        self.agent_factory = agent_factory or default_agent_factory
+        self.env_options = dict(env_options or {})
+        self.env: Env | None = None
+        self._env_key: tuple[Any, ...] | None = None
+        self._env_lock = asyncio.Lock()
+
+    def env_description(self) -> str:
+        """What the status bar says about the env."""
+        choice = env_choice(self.settings)
+        if self.env is None:
+            return f"{choice['provider']} (not started)"
+        w, h = self.env.screen_size
+        return f"{self.env.name} · {w}×{h}"
+
+    async def ensure_env(self) -> Env:
+        """The env, started (or restarted when the provider or screen size changed in the settings).
+
+        Raises:
+            GuestError: If the guest cannot be started or reached.
+        """
+        from osw_studio.envs.registry import make_env
+
+        choice = env_choice(self.settings)
+        screen = self.settings.evaluation.screen_resolution
+        key = (choice["provider"], choice["url"], screen)
+        async with self._env_lock:
+            if self.env is not None and self._env_key == key:
+                return self.env
+            await self._close_env()
+            options: dict[str, Any] = dict(self.env_options)
+            if choice["provider"] == "remote":
+                if not choice["url"]:
+                    raise GuestError(
+                        "the remote provider needs a guest server URL",
+                        hint="set it in Settings > Environment",
+                    )
+                options.setdefault("url", choice["url"])
+            else:
+                options.setdefault("screen", screen)
+            self.env = await make_env(choice["provider"], **options)
+            self._env_key = key
+            return self.env
+
+    async def create_episode(self, entry: TaskEntry, mode: Literal["auto", "approve"]) -> Episode:
+        """A new episode of ``entry`` with the active profile's agent, recorded in the runs folder.
+
+        Raises:
+            OswError: If the env, the agent or the run store cannot be made (the message says why).
+        """
+        profile = self.settings.resolve_profile()
+        agent = self.agent_factory(profile, entry)
+        env = await self.ensure_env()
+        store = RunStoreWriter.create(
+            self.runs_dir,
+            entry.task,
+            domain=entry.domain,
+            provider=env_choice(self.settings)["provider"],
+            model=getattr(agent, "model_name", None) or profile.model,
+            agent=profile.agent,
+            action_space=profile.action_space,
+            observation_type=profile.observation_type,
+            screen_size=env.screen_size,
+            settings=dump_settings(self.settings),
+        )
+        config = EpisodeConfig(max_steps=self.settings.evaluation.max_steps, mode=mode)
+        return Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
+
+    async def _close_env(self) -> None:
+        env, self.env = self.env, None
+        if env is not None:
+            try:
+                await env.close()
+            except OswError as exc:
+                log.warning("closing the env: %s", exc)
+
+    async def aclose(self) -> None:
+        """Stop the env (and every process it started)."""
+        async with self._env_lock:
+            await self._close_env()
+
+
+def default_agent_factory(profile: ResolvedProfile, entry: TaskEntry) -> Any:
+    """The agent the profile names, from the agent package.
+
+    Raises:
+        OswError: If the agent cannot be made (no key, unknown kind, no reference solution to replay).
+    """
+    import importlib
+
+    agents = importlib.import_module("osw_studio.agent")
+    return agents.make_agent(profile, task=entry.task)

@@ -1,0 +1,367 @@
+"""The settings editor: profiles, endpoint, model, key (in the keyring), sampling, screen and provider.
+
+The key field is masked and empty by default: the stored key is read from the keyring only when the
+person asks to see it. *Test connection* runs the same diagnosis as ``osw-studio check-model`` and shows
+its findings (what failed, what to do, a base URL that answers, the models the endpoint serves).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, get_args
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from osw_studio.agent.check import CheckResult, check_model
+from osw_studio.core.errors import OswError, SettingsError
+from osw_studio.settings import DEFAULT_PROFILE, Profile, ResolvedProfile, Settings, save_settings
+from osw_studio.settings.model import AgentKind, ObservationType
+from osw_studio.settings.secrets import delete_key, find_api_key, get_key, set_key
+
+log = logging.getLogger(__name__)
+
+ENV_KEY = "environment"
+"""Extra key of the settings file holding the app's env choice: ``{"provider", "url"}``."""
+
+PROVIDERS = ("local", "remote")
+
+
+def env_choice(settings: Settings) -> dict[str, Any]:
+    """The provider and remote URL chosen in the app (``local`` by default).
+
+    >>> env_choice(Settings())
+    {'provider': 'local', 'url': None}
+    """
+    extra = settings.model_extra or {}
+    value = extra.get(ENV_KEY)
+    raw: dict[str, Any] = value if isinstance(value, dict) else {}
+    return {"provider": raw.get("provider") or "local", "url": raw.get("url")}
+
+
+def describe_check(result: CheckResult) -> str:
+    """The findings of a connection test, as the dialog shows them.
+
+    >>> describe_check(CheckResult(ok=True, base_url="http://h/v1", model="m", reply="OK", latency=0.25))
+    'OK: m at http://h/v1 answered "OK" in 250 ms.'
+    """
+    if result.ok:
+        ms = f" in {result.latency * 1000:.0f} ms" if result.latency is not None else ""
+        return f'OK: {result.model} at {result.base_url} answered "{result.reply}"{ms}.'
+    lines = [f"Failed ({result.reason}): {result.message}"]
+    if result.hint:
+        lines.append(f"What to do: {result.hint}")
+    if result.key_source:
+        lines.append(f"Key from: {result.key_source}")
+    return "\n".join(lines)
+
+
+class SettingsDialog(QDialog):
+    """Edits a :class:`Settings` in place; *Save* writes the file and stores a typed key in the keyring."""
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(560)
+        self.settings = settings
+        self._key_dirty = False
+        self._check_task: asyncio.Task[CheckResult] | None = None
+
+        self.profile = QComboBox()
+        self.profile.setObjectName("profile")
+        add = QPushButton("New…")
+        add.clicked.connect(self._new_profile)
+        remove = QPushButton("Delete")
+        remove.clicked.connect(self._delete_profile)
+        row = QHBoxLayout()
+        row.addWidget(self.profile, 1)
+        row.addWidget(add)
+        row.addWidget(remove)
+
+        self.base_url = QLineEdit()
+        self.base_url.setObjectName("baseUrl")
+        self.model = QLineEdit()
+        self.model.setObjectName("model")
+        self.agent = QComboBox()
+        self.agent.addItems(list(get_args(AgentKind)))
+        self.key = QLineEdit()
+        self.key.setObjectName("apiKey")
+        self.key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key.textEdited.connect(self._on_key_edited)
+        self.show_key = QPushButton("Show")
+        self.show_key.setCheckable(True)
+        self.show_key.toggled.connect(self._on_show_key)
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.key, 1)
+        key_row.addWidget(self.show_key)
+        self.key_source = QLabel("")
+        self.key_source.setObjectName("keySource")
+        self.test_button = QPushButton("Test connection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.check_label = QLabel("")
+        self.check_label.setObjectName("checkResult")
+        self.check_label.setWordWrap(True)
+
+        endpoint = QGroupBox("Model endpoint")
+        form = QFormLayout(endpoint)
+        form.addRow("Profile", row)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("Agent", self.agent)
+        form.addRow("API key", key_row)
+        form.addRow("", self.key_source)
+        form.addRow(self.test_button, self.check_label)
+
+        self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, decimals=2)
+        self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2)
+        self.max_tokens = QSpinBox(minimum=1, maximum=200_000)
+        self.observation = QComboBox()
+        self.observation.addItems(list(get_args(ObservationType)))
+        self.max_steps = QSpinBox(minimum=1, maximum=1000)
+        agent_box = QGroupBox("Sampling and observation")
+        form2 = QFormLayout(agent_box)
+        form2.addRow("Temperature", self.temperature)
+        form2.addRow("Top p", self.top_p)
+        form2.addRow("Max tokens", self.max_tokens)
+        form2.addRow("Observation", self.observation)
+        form2.addRow("Max steps", self.max_steps)
+
+        self.width_box = QSpinBox(minimum=320, maximum=7680)
+        self.height_box = QSpinBox(minimum=200, maximum=4320)
+        size_row = QHBoxLayout()
+        size_row.addWidget(self.width_box)
+        size_row.addWidget(QLabel("×"))
+        size_row.addWidget(self.height_box)
+        self.provider = QComboBox()
+        self.provider.setObjectName("provider")
+        self.provider.addItems(list(PROVIDERS))
+        self.remote_url = QLineEdit(placeholderText="http://host:5000 (remote guest server)")
+        self.provider.currentTextChanged.connect(lambda p: self.remote_url.setEnabled(p == "remote"))
+        env_box = QGroupBox("Environment")
+        form3 = QFormLayout(env_box)
+        form3.addRow("Screen size", size_row)
+        form3.addRow("Provider", self.provider)
+        form3.addRow("Guest URL", self.remote_url)
+
+        self.error = QLabel("")
+        self.error.setObjectName("settingsError")
+        self.error.setStyleSheet("color: #ff6b6b;")
+        self.error.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(endpoint)
+        layout.addWidget(agent_box)
+        layout.addWidget(env_box)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+
+        self.profile.addItems(settings.profile_names)
+        self.profile.setCurrentText(settings.active_profile or DEFAULT_PROFILE)
+        self.profile.currentTextChanged.connect(self._load_profile)
+        self._load_profile(self.profile.currentText())
+        ev = settings.evaluation
+        self.width_box.setValue(ev.screen_resolution[0])
+        self.height_box.setValue(ev.screen_resolution[1])
+        self.max_steps.setValue(ev.max_steps)
+        choice = env_choice(settings)
+        self.provider.setCurrentText(choice["provider"])
+        self.remote_url.setText(choice["url"] or "")
+        self.remote_url.setEnabled(choice["provider"] == "remote")
+
+    # --- profiles -----------------------------------------------------------------------------------
+
+    def _load_profile(self, name: str) -> None:
+        if not name:
+            return
+        try:
+            p = self.settings.resolve_profile(name)
+        except SettingsError as exc:
+            self.error.setText(str(exc))
+            return
+        self.base_url.setText(p.base_url)
+        self.model.setText(p.model)
+        self.agent.setCurrentText(p.agent)
+        self.temperature.setValue(p.temperature)
+        self.top_p.setValue(p.top_p or 1.0)
+        self.max_tokens.setValue(p.max_tokens)
+        self.observation.setCurrentText(p.observation_type)
+        self.key.clear()
+        self._key_dirty = False
+        self.show_key.setChecked(False)
+        self.check_label.clear()
+        lookup = find_api_key(p)
+        if lookup.key is not None:
+            self.key.setPlaceholderText(f"stored ({lookup.key.source}); Show to reveal, type to replace")
+            self.key_source.setText(f"Key from {lookup.key.source}.")
+        else:
+            self.key.setPlaceholderText("no key yet: paste one (kept in the system keyring)")
+            self.key_source.setText(
+                f"No key found. {lookup.keyring_error}" if lookup.keyring_error else "No key found."
+            )
+
+    def _new_profile(self) -> None:
+        name, ok = QInputDialog.getText(self, "New profile", "Profile name (letters, digits, . _ -):")
+        if ok and name.strip():
+            if self.profile.findText(name.strip()) < 0:
+                self.profile.addItem(name.strip())
+            self.profile.setCurrentText(name.strip())
+
+    def _delete_profile(self) -> None:
+        name = self.profile.currentText()
+        if name == DEFAULT_PROFILE:
+            self.error.setText("The default profile cannot be deleted; edit it instead.")
+            return
+        self.settings.remove_profile(name)
+        try:
+            delete_key(name)
+        except SettingsError as exc:
+            self.error.setText(str(exc))
+        self.profile.removeItem(self.profile.currentIndex())
+
+    # --- the key ------------------------------------------------------------------------------------
+
+    def _on_key_edited(self, _text: str) -> None:
+        self._key_dirty = True
+
+    def _on_show_key(self, on: bool) -> None:
+        if on and not self._key_dirty and not self.key.text():
+            try:
+                stored = get_key(self.profile.currentText())
+            except SettingsError as exc:
+                self.error.setText(str(exc))
+                stored = None
+            if stored:
+                self.key.setText(stored)
+        self.key.setEchoMode(QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password)
+        self.show_key.setText("Hide" if on else "Show")
+        if not on and not self._key_dirty:
+            self.key.clear()  # a revealed key is not kept in the widget longer than needed
+
+    # --- test connection ----------------------------------------------------------------------------
+
+    def form_profile(self) -> ResolvedProfile:
+        """The profile as the form shows it now (unsaved)."""
+        base = self.settings.resolve_profile(self._existing_name())
+        return base.model_copy(
+            update={
+                "name": self.profile.currentText() or DEFAULT_PROFILE,
+                "base_url": self.base_url.text().strip() or base.base_url,
+                "model": self.model.text().strip() or base.model,
+            }
+        )
+
+    def _existing_name(self) -> str | None:
+        name = self.profile.currentText()
+        return name if name in self.settings.profile_names else None
+
+    def test_connection(self) -> asyncio.Task[CheckResult]:
+        """Probe the endpoint in the background; the findings appear under the button."""
+        self.check_label.setText("Testing…")
+        self.test_button.setEnabled(False)
+        self._check_task = asyncio.ensure_future(self._run_check())
+        return self._check_task
+
+    async def _run_check(self) -> CheckResult:
+        try:
+            profile = self.form_profile()
+            if self._key_dirty and self.key.text().strip():
+                key: str | None = self.key.text().strip()
+                source: str | None = "typed in this dialog"
+            else:
+                lookup = find_api_key(profile)
+                key, source = lookup.value, lookup.key.source if lookup.key else None
+            result = await check_model(profile, api_key=key, key_source=source)
+        except OswError as exc:
+            result = CheckResult(
+                ok=False, base_url=self.base_url.text(), model=self.model.text(), message=str(exc)
+            )
+        finally:
+            self.test_button.setEnabled(True)
+        self.check_label.setText(describe_check(result))
+        self.check_label.setStyleSheet("color: #4caf50;" if result.ok else "color: #ff6b6b;")
+        return result
+
+    # --- save ---------------------------------------------------------------------------------------
+
+    def apply(self) -> None:
+        """Write the form into the settings object (views listening to ``changed`` update).
+
+        Raises:
+            OswError: If a value is invalid or the key cannot be stored.
+        """
+        name = self.profile.currentText() or DEFAULT_PROFILE
+        s = self.settings
+        try:
+            if name == DEFAULT_PROFILE and DEFAULT_PROFILE not in s.profiles:
+                s.model_provider = s.model_provider.model_copy(
+                    update={"base_url": self.base_url.text().strip(), "model": self.model.text().strip()}
+                )
+                s.agent = s.agent.model_copy(update=self._agent_fields())
+                if self.agent.currentText() != "osworld":
+                    s.set_profile(
+                        DEFAULT_PROFILE, Profile.model_validate({"agent": self.agent.currentText()})
+                    )
+            else:
+                old = s.profiles.get(name, Profile())
+                fields = {
+                    "base_url": self.base_url.text().strip() or None,
+                    "model": self.model.text().strip() or None,
+                    "agent": self.agent.currentText(),
+                    **self._agent_fields(),
+                }
+                s.set_profile(name, Profile.model_validate({**old.model_dump(exclude_none=True), **fields}))
+            s.active_profile = None if name == DEFAULT_PROFILE else name
+            s.evaluation = s.evaluation.model_copy(
+                update={
+                    "screen_resolution": (self.width_box.value(), self.height_box.value()),
+                    "max_steps": self.max_steps.value(),
+                }
+            )
+            extra = s.model_extra if s.model_extra is not None else {}
+            extra[ENV_KEY] = {
+                "provider": self.provider.currentText(),
+                "url": self.remote_url.text().strip() or None,
+            }
+            s.changed.emit(ENV_KEY)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise SettingsError(f"invalid setting: {exc}", hint="correct the field and save again") from None
+        if self._key_dirty and self.key.text().strip():
+            set_key(name, self.key.text())
+            self._key_dirty = False
+
+    def _agent_fields(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature.value(),
+            "top_p": self.top_p.value(),
+            "max_tokens": self.max_tokens.value(),
+            "observation_type": self.observation.currentText(),
+        }
+
+    def save(self) -> None:
+        """Apply the form, write the settings file, and close; errors stay in the dialog."""
+        try:
+            self.apply()
+            save_settings(self.settings, self.settings.path)
+        except OswError as exc:
+            self.error.setText(str(exc))
+            return
+        self.accept()

@@ -1,0 +1,63 @@
+"""The status bar: env, model, step n / max, tokens, last model latency, and the run's state."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+
+from osw_studio.core.step import StepRecord
+
+
+class RunStatusBar(QStatusBar):
+    """Permanent fields on the right; transient messages on the left."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.env_label = QLabel("env: –")
+        self.model_label = QLabel("model: –")
+        self.step_label = QLabel("step –")
+        self.tokens_label = QLabel("tokens 0")
+        self.latency_label = QLabel("latency –")
+        self.state_label = QLabel("idle")
+        for label in (
+            self.env_label,
+            self.model_label,
+            self.step_label,
+            self.tokens_label,
+            self.latency_label,
+            self.state_label,
+        ):
+            label.setContentsMargins(8, 0, 8, 0)
+            self.addPermanentWidget(label)
+        self.tokens = 0
+
+    def set_env(self, text: str) -> None:
+        """The env in use (``local:99 · 1920×1080``)."""
+        self.env_label.setText(f"env: {text}")
+
+    def set_model(self, text: str) -> None:
+        """The model that acts."""
+        self.model_label.setText(f"model: {text}")
+
+    def set_step(self, index: int, max_steps: int) -> None:
+        """Step ``index`` of ``max_steps``."""
+        self.step_label.setText(f"step {index} / {max_steps}")
+
+    def set_state(self, state: str, paused: bool = False) -> None:
+        """The run's state (``predicting``, ``gating`` ...), marked when paused."""
+        self.state_label.setText(f"{state} · paused" if paused else state)
+
+    def reset_run(self, max_steps: int) -> None:
+        """A new run starts."""
+        self.tokens = 0
+        self.tokens_label.setText("tokens 0")
+        self.latency_label.setText("latency –")
+        self.set_step(0, max_steps)
+
+    def add_step(self, record: StepRecord) -> None:
+        """Count a finished step's tokens and show its model latency."""
+        if record.usage is not None:
+            self.tokens += record.usage.total_tokens
+            self.tokens_label.setText(f"tokens {self.tokens:,}")
+        predict = record.timings.get("predict")
+        if predict is not None:
+            self.latency_label.setText(f"latency {predict * 1000:.0f} ms")

@@ -1,0 +1,241 @@
+"""The step inspector: the model's output as it streams, the thought, the actions, and the verdict buttons.
+
+Live, it follows the bound run: tokens stream into the output pane, a proposal fills the thought and the
+action editor, and while the gate waits the buttons Approve / Edit / Skip / Take over are enabled.
+Picking a past step in the timeline shows that step read-only.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from osw_studio.core.errors import ActionParseError
+from osw_studio.core.step import StepRecord
+from osw_studio.runner.episode import Proposal
+from osw_studio.ui.action_editor import ActionEditor
+from osw_studio.ui.run_controller import RunController
+
+ERROR_STYLE = "color: #ff6b6b; font-weight: bold;"
+
+
+class StepInspector(QWidget):
+    """Shows one step, live or recorded.
+
+    Signals:
+        actions_edited(list): The person's edit of the held proposal, as valid actions (for the overlay).
+    """
+
+    actions_edited = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller: RunController | None = None
+        self.title = QLabel("No step yet")
+        self.title.setObjectName("inspectorTitle")
+        self.output = QPlainTextEdit(readOnly=True)
+        self.output.setObjectName("modelOutput")
+        self.output.setPlaceholderText("The model's output streams in here.")
+        self.thought = QPlainTextEdit(readOnly=True)
+        self.thought.setObjectName("thought")
+        self.thought.setPlaceholderText("Thought")
+        self.thought.setMaximumHeight(90)
+        self.editor = ActionEditor()
+        self.error = QLabel("")
+        self.error.setObjectName("inspectorError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet(ERROR_STYLE)
+        self.error.hide()
+        self.approve_button = QPushButton("Approve")
+        self.approve_button.setToolTip("Run the proposed actions (Enter); after Edit, run your version")
+        self.edit_button = QPushButton("Edit")
+        self.edit_button.setCheckable(True)
+        self.edit_button.setToolTip("Change the actions before they run")
+        self.skip_button = QPushButton("Skip")
+        self.skip_button.setToolTip("Drop this proposal; the agent looks again")
+        self.takeover_button = QPushButton("Take over")
+        self.takeover_button.setCheckable(True)
+        self.takeover_button.setToolTip("Act yourself in the viewer (Ctrl+T)")
+        buttons = QHBoxLayout()
+        for b in (self.approve_button, self.edit_button, self.skip_button, self.takeover_button):
+            buttons.addWidget(b)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.output)
+        split.addWidget(self.thought)
+        split.addWidget(self.editor)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(2, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.error)
+        layout.addLayout(buttons)
+        self.approve_button.clicked.connect(self.approve)
+        self.edit_button.toggled.connect(self._on_edit_toggled)
+        self.skip_button.clicked.connect(self.skip)
+        self.takeover_button.clicked.connect(self._on_takeover_clicked)
+        self.editor.edited.connect(self._on_edited)
+        self._gating = False
+        self._live = True
+        self._update_buttons()
+
+    # --- binding ------------------------------------------------------------------------------------
+
+    def bind(self, controller: RunController | None) -> None:
+        """Follow a run (None: no run)."""
+        self.controller = controller
+        self._gating = False
+        self._live = True
+        self.clear()
+        if controller is not None:
+            controller.listen("model_token", self._on_model_token)
+            controller.listen("step_proposed", self._on_step_proposed)
+            controller.listen("state_changed", self._on_state_changed)
+            controller.listen("takeover_changed", self._on_takeover_changed)
+            controller.listen("error_raised", self._on_error_raised)
+        self._update_buttons()
+
+    def clear(self) -> None:
+        """Empty every pane."""
+        self.title.setText("No step yet")
+        self.output.clear()
+        self.thought.clear()
+        self.editor.set_actions([])
+        self.show_error(None)
+
+    def show_error(self, text: str | None) -> None:
+        """Show an error in place (None hides it)."""
+        self.error.setText(text or "")
+        self.error.setVisible(bool(text))
+
+    # --- run -> view --------------------------------------------------------------------------------
+
+    def _on_state_changed(self, new: str, _old: str) -> None:
+        episode = self.controller.episode if self.controller else None
+        if new == "predicting" and episode is not None:
+            self._live = True
+            self.output.clear()
+            self.thought.clear()
+            self.editor.set_actions([])
+            self.show_error(None)
+            self.title.setText(f"Step {episode.step_index + 1} · thinking…")
+        self._gating = new == "gating"
+        if not self._gating:
+            self.edit_button.setChecked(False)
+        self._update_buttons()
+
+    def _on_model_token(self, delta: str) -> None:
+        if not self._live:
+            return
+        cursor = self.output.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(delta)
+        self.output.setTextCursor(cursor)
+        self.output.ensureCursorVisible()
+
+    def _on_step_proposed(self, proposal: Proposal) -> None:
+        self._live = True
+        self.title.setText(f"Step {proposal.index} · proposed")
+        if proposal.response is not None and self.output.toPlainText() != proposal.response:
+            self.output.setPlainText(proposal.response)
+        self.thought.setPlainText(proposal.thought or "")
+        self.editor.set_actions(proposal.actions)
+        self.edit_button.setChecked(False)
+        if proposal.error:
+            self.show_error(
+                f"The reply could not be parsed: {proposal.error}. Edit the actions and Approve, "
+                "Skip to let the model try again, or Take over."
+            )
+        else:
+            self.show_error(None)
+
+    def _on_takeover_changed(self, on: bool) -> None:
+        self.takeover_button.setChecked(on)
+        self._update_buttons()
+
+    def _on_error_raised(self, error: object) -> None:
+        hint = getattr(error, "hint", None)
+        text = str(error) if hint else f"{error} (see the log for details)"
+        self.show_error(text)
+
+    # --- a recorded step ----------------------------------------------------------------------------
+
+    def show_record(self, record: StepRecord) -> None:
+        """Show a recorded step read-only (picked in the timeline)."""
+        self._live = False
+        self.edit_button.setChecked(False)
+        who = "you" if record.source == "human" else "agent"
+        self.title.setText(f"Step {record.index} · {record.verdict} · by {who}")
+        self.output.setPlainText(record.response or "")
+        self.thought.setPlainText(record.thought or "")
+        shown = record.executed if record.executed or record.verdict == "skipped" else record.proposed
+        self.editor.set_actions(shown)
+        extra = ""
+        if record.verdict == "edited" and record.proposed != record.executed:
+            extra = f"Edited: the model proposed {len(record.proposed)} action(s); yours ran."
+        self.show_error(record.error or None)
+        if extra and not record.error:
+            self.title.setText(self.title.text() + " · " + extra)
+        self._update_buttons()
+
+    # --- view -> run --------------------------------------------------------------------------------
+
+    def approve(self) -> None:
+        """Approve the held proposal, or the edited actions when edited."""
+        if self.controller is None or not self._gating:
+            return
+        if self.edit_button.isChecked() and self.editor.is_modified():
+            try:
+                actions = self.editor.current_actions()
+            except ActionParseError as exc:
+                self.show_error(str(exc))
+                return
+            self.controller.approve(actions)
+        else:
+            self.controller.approve(None)
+        self.edit_button.setChecked(False)
+
+    def skip(self) -> None:
+        """Drop the held proposal."""
+        if self.controller is not None and self._gating:
+            self.controller.skip()
+
+    def _on_takeover_clicked(self) -> None:
+        if self.controller is not None:
+            self.controller.toggle_takeover()
+        else:
+            self.takeover_button.setChecked(False)
+
+    def _on_edit_toggled(self, on: bool) -> None:
+        self.editor.set_editable(on)
+        self.approve_button.setText("Run edited" if on else "Approve")
+        if not on and self._gating:
+            self.editor.set_actions(self.editor.original)
+            self.actions_edited.emit(self.editor.original)
+
+    def _on_edited(self) -> None:
+        try:
+            actions = self.editor.current_actions()
+        except ActionParseError as exc:
+            self.show_error(str(exc))
+            return
+        self.show_error(None)
+        self.actions_edited.emit(actions)
+
+    def _update_buttons(self) -> None:
+        live = self.controller is not None and self._live
+        gating = live and self._gating
+        self.approve_button.setEnabled(gating)
+        self.edit_button.setEnabled(gating)
+        self.skip_button.setEnabled(gating)
+        self.takeover_button.setEnabled(self.controller is not None and self.controller.running)
