@@ -68,7 +68,7 @@ def canonical_actions(actions: Sequence[Action]) -> list[Action]:
         if (
             isinstance(last, Scroll)
             and isinstance(action, Scroll)
-            and (last.x, last.y) == (action.x, action.y)
+            and (action.x is None or (last.x, last.y) == (action.x, action.y))
             and last.dx == 0
             and action.dy == 0
         ):
