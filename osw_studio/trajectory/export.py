@@ -14,6 +14,7 @@ from osw_studio.actions.coords import COORD_MODES
 from osw_studio.core.errors import ExportError
 from osw_studio.trajectory.exporters import exporter_class
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
+from osw_studio.trajectory.exporters.profiles import get_profile
 from osw_studio.trajectory.store import RunStore, iter_runs
 
 
@@ -56,6 +57,7 @@ def check_options(options: ExportOptions) -> None:
         raise ExportError(
             f"unknown coordinate convention {options.coords!r}", hint="use abs, rel1000, norm or smart"
         )
+    get_profile(options.profile)
     if options.history < 0:
         raise ExportError("history must be 0 or more screenshots")
     if options.filter.min_score is not None and not 0 <= options.filter.min_score <= 1:

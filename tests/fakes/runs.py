@@ -63,6 +63,7 @@ class SyntheticRun:
     started_at: float | None = None
     screen: tuple[int, int] = (64, 40)
     png: bytes | None = None
+    first_click: tuple[int, int] | None = None
 
 
 def _actions(i: int, run: SyntheticRun, last: bool) -> list[Action]:
@@ -71,6 +72,8 @@ def _actions(i: int, run: SyntheticRun, last: bool) -> list[Action]:
     w, h = run.screen
     cycle = i % 4
     if cycle == 1:
+        if i == 1 and run.first_click:
+            return [Click(x=run.first_click[0], y=run.first_click[1])]
         return [Click(x=(i * 7) % w, y=(i * 5) % h)]
     if cycle == 2:
         return [Typing(text=run.typed_text), Hotkey(keys=["ctrl", "s"])]

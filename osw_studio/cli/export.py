@@ -1,0 +1,139 @@
+"""``osw-studio export``: turn run stores into training and evaluation formats."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from typing import Any, TextIO
+
+_SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``export``."""
+    from osw_studio.trajectory.exporters import DESCRIPTIONS
+
+    formats = "\n".join(f"  {name:<13} {text}" for name, text in DESCRIPTIONS.items())
+    parser = subparsers.add_parser(
+        "export",
+        help="convert runs to training or evaluation formats",
+        description="Convert run stores to a training or evaluation format. RUNS are run folders, "
+        "runs/ folders or any folders above them. API keys never appear in the output: known keys (from "
+        "environment variables named like *API_KEY*, *TOKEN*, *SECRET*) and anything shaped like a key "
+        "are replaced by [REDACTED].",
+        epilog=f"formats:\n{formats}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUNS")
+    parser.add_argument("--format", "-f", required=True, choices=list(DESCRIPTIONS), metavar="F")
+    parser.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    filters = parser.add_argument_group("filters")
+    filters.add_argument("--success-only", action="store_true", help="only successful runs")
+    filters.add_argument("--min-score", type=float, metavar="X", help="only runs scored at least X")
+    filters.add_argument(
+        "--source",
+        action="append",
+        choices=["agent", "human", "edited"],
+        help="only steps of this kind (repeatable): the model's, a person's, or a person's edit",
+    )
+    filters.add_argument("--domain", action="append", metavar="D", help="only this domain (repeatable)")
+    filters.add_argument("--since", metavar="DATE", help="only runs started on or after DATE (ISO)")
+    filters.add_argument("--until", metavar="DATE", help="only runs started on or before DATE (ISO)")
+    chat = parser.add_argument_group("chat formats (sft-*, preference, rollouts)")
+    chat.add_argument("--profile", default="osworld", help="target model: prompt and action format")
+    chat.add_argument(
+        "--coords", choices=["abs", "rel1000", "norm", "smart"], help="override the coordinate convention"
+    )
+    chat.add_argument("--per", choices=["step", "episode"], default="step", help="one sample per step or run")
+    chat.add_argument("--history", type=int, default=None, metavar="K", help="screenshots per sample")
+    chat.add_argument("--target", choices=["action", "thought-action"], default="thought-action")
+    chat.add_argument("--images", choices=["copy", "embed"], default="copy", help="image files or data URLs")
+    privacy = parser.add_argument_group("privacy")
+    privacy.add_argument(
+        "--scrub-typed", action="append", default=[], metavar="REGEX", help="redact typed text matching REGEX"
+    )
+    privacy.add_argument(
+        "--secret-env", action="append", default=[], metavar="VAR", help="also redact the value of VAR"
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_export)
+
+
+def known_secrets(extra_vars: list[str]) -> list[str]:
+    """Values of environment variables that hold secrets (by name, or named on the command line)."""
+    return [
+        value
+        for name, value in os.environ.items()
+        if value and (name in extra_vars or _SECRET_ENV.search(name))
+    ]
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; occasional plain lines otherwise (logs, CI).
+
+    Args:
+        stream: Where to draw (stderr).
+        width: Bar width in characters.
+    """
+
+    def __init__(self, stream: TextIO, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self.tty = stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, summary: Any) -> None:
+        """Draw the state after ``done`` of ``total`` runs."""
+        now = time.monotonic()
+        if done < total and now - self._last < (0.1 if self.tty else 5.0):
+            return
+        self._last = now
+        filled = self.width * done // max(total, 1)
+        line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} runs, {summary.samples} samples"
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if done == total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _export(args: argparse.Namespace) -> int:
+    from osw_studio.core.errors import ExportError
+    from osw_studio.trajectory.export import export_runs
+    from osw_studio.trajectory.exporters.base import ExportOptions, RunFilter, parse_date
+    from osw_studio.trajectory.scrub import Scrubber
+
+    try:
+        patterns = [re.compile(p) for p in args.scrub_typed]
+    except re.error as exc:
+        raise ExportError(f"bad --scrub-typed pattern: {exc}", where=str(exc.pattern)) from exc
+    run_filter = RunFilter(
+        success_only=args.success_only,
+        min_score=args.min_score,
+        sources=frozenset(args.source or ()),
+        domains=frozenset(args.domain or ()),
+        since=parse_date(args.since) if args.since else None,
+        until=parse_date(args.until, end=True) if args.until else None,
+    )
+    history = args.history if args.history is not None else (1 if args.per == "step" else 0)
+    options = ExportOptions(
+        filter=run_filter,
+        scrubber=Scrubber(secrets=known_secrets(args.secret_env), typed_patterns=patterns),
+        profile=args.profile,
+        coords=args.coords,
+        per=args.per,
+        history=history,
+        target=args.target,
+        images=args.images,
+    )
+    progress = None if args.quiet else ProgressBar(sys.stderr)
+    summary = export_runs(args.runs, args.format, args.out, options, progress)
+    skipped = ", ".join(f"{n} {why}" for why, n in summary.skipped.items()) or "none"
+    print(
+        f"{summary.runs_exported} of {summary.runs_found} runs exported as {summary.format} to {summary.out} "
+        f"({summary.samples} samples; skipped: {skipped})"
+    )
+    return 0
