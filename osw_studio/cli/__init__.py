@@ -18,11 +18,13 @@ from osw_studio.core.errors import OswError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "osw_studio.cli.tasks",
+    "osw_studio.cli.actions",
     "osw_studio.cli.guest",
     "osw_studio.cli.sandbox",
     "osw_studio.cli.keys",
     "osw_studio.cli.model",
     "osw_studio.cli.eval",
+    "osw_studio.cli.export",
 )
 """Modules that add sub-commands, in the order ``--help`` lists them."""
 
