@@ -1,0 +1,658 @@
+"""One episode: one task, one agent, one env, with a person able to step in at any moment.
+
+The episode is a state machine driven by :meth:`Episode.run`::
+
+    idle ─▶ resetting ─▶ observing ─▶ predicting ─▶ gating ─▶ executing ─┐
+                              ▲                                          │ (next step)
+                              └──────────────────────────────────────────┘
+                         ─▶ evaluating ─▶ finished | failed        (or stopped | error at any point)
+
+A person steers it with plain methods (pause, resume, step once, stop, approve, override, skip, takeover),
+callable from the loop thread at any time; the episode tells about itself through psygnal signals. Every
+step is written to the run store (flushed and fsynced) before the next one starts, so a crash loses at
+most the step in flight. The contract shared with the UI is in the project notes (``EPISODE_API``).
+
+Pause takes effect between phases: a model call in flight finishes (its proposal is then held at the
+gate), an action in flight completes. ``stop`` cancels the model call in flight. In approve mode each
+proposal waits at the gate for :meth:`Episode.approve` (as proposed, or a list of actions to run instead)
+or :meth:`Episode.skip`; a verdict given while paused runs that one step and stays paused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from psygnal import Signal
+
+from osw_studio.core.actions import Action, CallUser, Wait
+from osw_studio.core.errors import GuestError, ModelError, OswError
+from osw_studio.core.observation import Observation
+from osw_studio.core.step import EpisodeResult, StepRecord, StepSource, Verdict
+from osw_studio.core.task import Task
+from osw_studio.runner.settle import SettlePolicy, SettleReport, settle
+
+if TYPE_CHECKING:
+    from osw_studio.agent.base import Agent, Prediction
+    from osw_studio.envs.base import Env
+    from osw_studio.runner.store import RunStoreWriter
+
+__all__ = [
+    "DEFAULT_PHASE_TIMEOUTS",
+    "Episode",
+    "EpisodeConfig",
+    "EpisodeState",
+    "Proposal",
+    "SettlePolicy",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+EvaluateFunc = Callable[["Env", Task, Sequence[Action]], Awaitable[Any]]
+"""``await evaluate(env, task, actions)``: a score in [0, 1], or an object with a ``score``."""
+
+
+class EpisodeState(StrEnum):
+    """Where an episode is; the last four are final."""
+
+    IDLE = "idle"
+    RESETTING = "resetting"
+    OBSERVING = "observing"
+    PREDICTING = "predicting"
+    GATING = "gating"
+    EXECUTING = "executing"
+    EVALUATING = "evaluating"
+    FINISHED = "finished"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    ERROR = "error"
+
+    @property
+    def is_final(self) -> bool:
+        """Whether the episode is over.
+
+        >>> EpisodeState.FAILED.is_final, EpisodeState.GATING.is_final
+        (True, False)
+        """
+        return self in _FINAL
+
+
+_FINAL = frozenset({EpisodeState.FINISHED, EpisodeState.FAILED, EpisodeState.STOPPED, EpisodeState.ERROR})
+
+DEFAULT_PHASE_TIMEOUTS: dict[str, float] = {
+    "reset": 600.0,
+    "observe": 60.0,
+    "predict": 300.0,
+    "execute": 120.0,
+    "evaluate": 600.0,
+}
+"""Seconds each phase may take before the episode ends in error (OSWorld's setup can take minutes)."""
+
+
+@dataclass
+class EpisodeConfig:
+    """Limits and modes of one episode.
+
+    Attributes:
+        max_steps: The most agent steps (a person's own steps during a takeover do not count).
+        mode: ``auto`` (actions pass the gate) or ``approve`` (each waits for a person).
+        phase_timeouts: Seconds per phase (``reset``, ``observe``, ``predict``, ``execute``,
+            ``evaluate``); missing phases use :data:`DEFAULT_PHASE_TIMEOUTS`.
+        settle: The wait for a stable screen after each action.
+        observe_accessibility: Whether to grab the accessibility tree with each observation.
+    """
+
+    max_steps: int = 30
+    mode: Literal["auto", "approve"] = "auto"
+    phase_timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PHASE_TIMEOUTS))
+    settle: SettlePolicy = field(default_factory=SettlePolicy)
+    observe_accessibility: bool = False
+
+    def timeout(self, phase: str) -> float:
+        """Seconds allowed for ``phase``."""
+        return self.phase_timeouts.get(phase, DEFAULT_PHASE_TIMEOUTS[phase])
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the gate holds while it waits for a person.
+
+    Attributes:
+        index: The step number (1-based).
+        response: The model's raw output.
+        thought: Its reasoning part, when the format has one.
+        actions: The parsed actions, in screen pixels.
+        error: Why the reply could not be parsed, if it could not.
+        observation: The screen the proposal was made on.
+    """
+
+    index: int
+    response: str | None
+    thought: str | None
+    actions: list[Action]
+    error: str | None
+    observation: Observation
+
+
+@dataclass(frozen=True)
+class _Decision:
+    verdict: Verdict
+    actions: list[Action]
+    note: str | None = None
+
+
+class _Stopped(Exception):
+    """Raised inside :meth:`Episode.run` when a person pressed stop."""
+
+
+class Episode:
+    """Runs one task with one agent on one env; see the module docstring.
+
+    Args:
+        task: The task to run.
+        agent: The agent that proposes actions.
+        env: The env to act on (already started; the episode resets it but does not close it).
+        config: Limits and modes (defaults: 30 steps, auto mode).
+        store: Where steps and the result are written; None keeps them in memory only.
+        evaluate: Scores the end state; default: :func:`osw_studio.evaluation.evaluate.evaluate`.
+        domain: The task's domain, for the result.
+    """
+
+    state_changed = Signal(str, str)
+    paused_changed = Signal(bool)
+    mode_changed = Signal(str)
+    model_token = Signal(str)
+    step_proposed = Signal(object)
+    step_finished = Signal(object)
+    observation_taken = Signal(object)
+    takeover_changed = Signal(bool)
+    episode_finished = Signal(object)
+    error_raised = Signal(object)
+
+    def __init__(
+        self,
+        task: Task,
+        agent: Agent,
+        env: Env,
+        *,
+        config: EpisodeConfig | None = None,
+        store: RunStoreWriter | None = None,
+        evaluate: EvaluateFunc | None = None,
+        domain: str | None = None,
+    ) -> None:
+        self.task = task
+        self.agent = agent
+        self.env = env
+        self.config = config or EpisodeConfig()
+        self.store = store
+        self.domain = domain
+        self._evaluate = evaluate
+        self.state = EpisodeState.IDLE
+        self.mode: str = self.config.mode
+        self.paused = False
+        self.in_takeover = False
+        self.step_index = 0
+        self.proposal: Proposal | None = None
+        self.steps: list[StepRecord] = []
+        self.result: EpisodeResult | None = None
+        self._agent_steps = 0
+        self._stopping = False
+        self._step_once = False
+        self._decision: _Decision | None = None
+        self._takeovers = 0
+        self._wake = asyncio.Event()
+        self._predict_task: asyncio.Task[Any] | None = None
+        self._evaluation: dict[str, Any] | None = None
+        self._env_lock = asyncio.Lock()
+
+    # --- read-only state ----------------------------------------------------------------------------
+
+    @property
+    def max_steps(self) -> int:
+        """The most agent steps this episode takes."""
+        return self.config.max_steps
+
+    @property
+    def run_dir(self) -> Path | None:
+        """The run store folder, when there is a store."""
+        return self.store.path if self.store is not None else None
+
+    @property
+    def model_name(self) -> str | None:
+        """The model that acts, as the agent names it."""
+        name = getattr(self.agent, "model_name", None)
+        return str(name) if name is not None else None
+
+    # --- controls -----------------------------------------------------------------------------------
+
+    def pause(self) -> None:
+        """Hold the episode at the next phase boundary."""
+        self._step_once = False
+        self._set_paused(True)
+
+    def resume(self) -> None:
+        """Go on running steps."""
+        self._step_once = False
+        self._set_paused(False)
+
+    def step_once(self) -> None:
+        """When paused: run one step, then pause again."""
+        if self.state.is_final:
+            return
+        self._step_once = True
+        self._set_paused(False)
+
+    def stop(self) -> None:
+        """End the episode now: the model call in flight is cancelled; the result's status is ``stopped``."""
+        if self.state.is_final or self._stopping:
+            return
+        self._stopping = True
+        if self._predict_task is not None:
+            self._predict_task.cancel()
+        self._wake.set()
+
+    def set_mode(self, mode: str) -> None:
+        """Switch between ``auto`` and ``approve``; a proposal waiting at the gate follows the new mode."""
+        if mode not in ("auto", "approve"):
+            raise ValueError(f"mode must be 'auto' or 'approve', not {mode!r}")
+        if mode != self.mode:
+            self.mode = mode
+            self.mode_changed.emit(mode)
+            self._wake.set()
+
+    def approve(self, actions: list[Action] | None = None) -> None:
+        """Let the held proposal run: as proposed (None), or these actions instead (an override).
+
+        An override keeps what the model proposed and records what actually ran (verdict ``edited``).
+        Without a proposal at the gate this does nothing.
+        """
+        if self.proposal is None or self._decision is not None:
+            return
+        if actions is None:
+            self._decision = _Decision(
+                "approved" if self.mode == "approve" else "auto", self.proposal.actions
+            )
+        else:
+            self._decision = _Decision("edited", list(actions))
+        self._wake.set()
+
+    def skip(self) -> None:
+        """Drop the held proposal (recorded with verdict ``skipped``) and go on to the next step."""
+        if self.proposal is None or self._decision is not None:
+            return
+        self._decision = _Decision("skipped", [])
+        self._wake.set()
+
+    def begin_takeover(self) -> None:
+        """Hold the agent so a person can act (through :meth:`human_act`); a held proposal is dropped."""
+        if self.in_takeover or self.state.is_final:
+            return
+        self.in_takeover = True
+        self._takeovers += 1
+        self.takeover_changed.emit(True)
+        self._wake.set()
+
+    def end_takeover(self) -> None:
+        """Give control back: the agent goes on from the current screen."""
+        if not self.in_takeover:
+            return
+        self.in_takeover = False
+        self.takeover_changed.emit(False)
+        self._wake.set()
+
+    async def human_act(self, actions: list[Action]) -> StepRecord:
+        """During a takeover, perform a person's actions now and record them as a human step.
+
+        Raises:
+            OswError: If no takeover is in progress or the episode is over.
+            GuestError: If the guest fails the actions (the step is recorded with the error).
+        """
+        if not self.in_takeover or self.state.is_final:
+            raise OswError(
+                "actions by hand are only taken during a takeover",
+                where=f"step {self.step_index + 1}",
+                hint="begin a takeover first",
+            )
+        async with self._env_lock:
+            started = time.time()
+            t0 = time.perf_counter()
+            observation = await self._timed("observe", self._observe(), stoppable=False)
+            timings = {"observe": time.perf_counter() - t0}
+            self.observation_taken.emit(observation)
+            self.step_index += 1
+            record = StepRecord(
+                index=self.step_index,
+                source="human",
+                verdict="human",
+                executed=list(actions),
+                started_at=started,
+            )
+            try:
+                await self._execute(actions, timings)
+            except OswError as exc:
+                record.error = str(exc)
+                self._record(record, observation, timings)
+                raise
+            return self._record(record, observation, timings)
+
+    # --- the run ------------------------------------------------------------------------------------
+
+    async def run(self) -> EpisodeResult:
+        """Reset, take steps until done, fail, stop or ``max_steps``, evaluate, and write the result.
+
+        Errors a user can cause (an unreachable guest, a failing model endpoint, a broken evaluator)
+        end the episode with status ``error``; they are emitted on ``error_raised``, not raised.
+        """
+        started = time.time()
+        status: Literal["finished", "failed", "stopped", "error"] = "error"
+        score: float | None = None
+        error: str | None = None
+        try:
+            try:
+                score = await self._run_steps()
+                status = "finished" if score >= 1.0 else "failed"
+            except _Stopped:
+                status = "stopped"
+            except OswError as exc:
+                error = str(exc)
+                self.error_raised.emit(exc)
+        except BaseException as exc:  # a bug or a cancelled task: still leave a readable result behind
+            error = f"internal error: {exc!r}" if not isinstance(exc, asyncio.CancelledError) else "cancelled"
+            self._finish(status, score, error, started)
+            raise
+        return self._finish(status, score, error, started)
+
+    def _finish(
+        self,
+        status: Literal["finished", "failed", "stopped", "error"],
+        score: float | None,
+        error: str | None,
+        started: float,
+    ) -> EpisodeResult:
+        self.proposal = None
+        result = EpisodeResult(
+            success=score is not None and score >= 1.0,
+            score=score,
+            steps=self.step_index,
+            error=error,
+            domain=self.domain,
+            task_id=self.task.id,
+            model=self.model_name,
+            status=status,
+            started_at=started,
+            finished_at=time.time(),
+        )
+        if self._evaluation is not None:
+            result.evaluation = self._evaluation  # type: ignore[attr-defined]  # kept as an extra key
+        self.result = result
+        if self.store is not None:
+            try:
+                self.store.finish(result)
+            except OswError as exc:
+                self.error_raised.emit(exc)
+        self._set_state(EpisodeState(status))
+        self.episode_finished.emit(result)
+        return result
+
+    async def _run_steps(self) -> float:
+        self._set_state(EpisodeState.RESETTING)
+        self.agent.reset(self.task)
+        first = await self._timed("reset", self.env.reset(self.task))
+        self._set_state(EpisodeState.OBSERVING)  # the reset ends with an observation
+        self.observation_taken.emit(first)
+        observation: Observation | None = first
+        while self._agent_steps < self.config.max_steps:
+            if await self._hold():
+                observation = None  # the screen may have changed while the episode was held
+            timings: dict[str, float] = {}
+            if observation is None:
+                self._set_state(EpisodeState.OBSERVING)
+                t0 = time.perf_counter()
+                observation = await self._timed("observe", self._observe())
+                timings["observe"] = time.perf_counter() - t0
+                self.observation_taken.emit(observation)
+            ended = await self._agent_step(observation, timings)
+            observation = None
+            if ended:
+                break
+        if self._stopping:
+            raise _Stopped
+        self._set_state(EpisodeState.EVALUATING)
+        await self._save_final_screen()
+        return await self._score()
+
+    async def _save_final_screen(self) -> None:
+        if self.store is None:
+            return
+        try:
+            final = await self._timed("observe", self.env.observe(), stoppable=False)
+            self.store.write_final_screen(final.screenshot, final.image_format)
+        except OswError as exc:  # the end state is still scored; only the picture of it is missing
+            log.warning("final screen not saved: %s", exc)
+
+    async def _agent_step(self, observation: Observation, timings: dict[str, float]) -> bool:
+        """One predict-gate-execute-record cycle on ``observation``; True when the agent ended."""
+        started = time.time()
+        await self._hold()
+        self._set_state(EpisodeState.PREDICTING)
+        takeovers = self._takeovers
+        t0 = time.perf_counter()
+        prediction = await self._predict(observation)
+        timings["predict"] = time.perf_counter() - t0
+        timings.update({k: v for k, v in (prediction.timings or {}).items() if k not in timings})
+        proposal = Proposal(
+            index=self.step_index + 1,
+            response=prediction.response,
+            thought=prediction.thought,
+            actions=list(prediction.actions),
+            error=prediction.error,
+            observation=observation,
+        )
+        self.proposal = proposal
+        self._decision = None
+        self._set_state(EpisodeState.GATING)
+        self.step_proposed.emit(proposal)
+        t0 = time.perf_counter()
+        decision = await self._gate(proposal, takeovers)
+        timings["gate"] = time.perf_counter() - t0
+        self.step_index += 1
+        self._agent_steps += 1
+        record = StepRecord(
+            index=self.step_index,
+            source=self._agent_source(),
+            verdict=decision.verdict,
+            response=prediction.response,
+            thought=prediction.thought,
+            proposed=proposal.actions,
+            executed=decision.actions,
+            coordinate_mode=prediction.coordinate_mode,
+            error=prediction.error if decision.verdict == "error" else None,
+            usage=prediction.usage,
+            logprobs=prediction.logprobs,
+            entropy=prediction.entropy,
+            started_at=started,
+        )
+        if decision.note:
+            record.note = decision.note  # type: ignore[attr-defined]  # StepRecord keeps extra keys
+        self.proposal = None
+        try:
+            if decision.actions:
+                self._set_state(EpisodeState.EXECUTING)
+                async with self._env_lock:
+                    await self._execute(decision.actions, timings)
+        except OswError as exc:
+            record.error = str(exc)
+            record.verdict = "error"
+            self._record(record, observation, timings)
+            raise
+        self._record(record, observation, timings)
+        if self._step_once:
+            self._step_once = False
+            self._set_paused(True)
+        if any(isinstance(a, CallUser) for a in decision.actions):
+            self._set_paused(True)
+        return any(a.is_terminal for a in decision.actions)
+
+    def _agent_source(self) -> StepSource:
+        return "human" if getattr(self.agent, "kind", None) == "human" else "agent"
+
+    async def _predict(self, observation: Observation) -> Prediction:
+        call = self.agent.predict(self.task.instruction, observation, on_token=self.model_token.emit)
+        self._predict_task = asyncio.ensure_future(call)
+        try:
+            return await self._timed("predict", self._predict_task)
+        finally:
+            self._predict_task = None
+
+    async def _gate(self, proposal: Proposal, takeovers: int) -> _Decision:
+        """Wait for the verdict on ``proposal``: at once in auto mode, from a person otherwise."""
+        while True:
+            if self._stopping:
+                raise _Stopped
+            if self._takeovers != takeovers:
+                return _Decision("skipped", [], note="dropped: a person took over")
+            if self._decision is not None:
+                return self._decision
+            held = self.paused or self.in_takeover
+            if not held and self.mode == "auto":
+                if proposal.error is not None:
+                    return _Decision("error", [])
+                return _Decision("auto", proposal.actions)
+            await self._wait_for_wake()
+
+    async def _hold(self) -> bool:
+        """Wait while paused or in a takeover; True if it waited. Raise :class:`_Stopped` when stopped."""
+        waited = False
+        while True:
+            if self._stopping:
+                raise _Stopped
+            if not (self.paused or self.in_takeover):
+                return waited
+            waited = True
+            await self._wait_for_wake()
+
+    async def _wait_for_wake(self) -> None:
+        self._wake.clear()
+        await self._wake.wait()
+
+    async def _observe(self) -> Observation:
+        return await self.env.observe(accessibility_tree=self.config.observe_accessibility)
+
+    async def _execute(self, actions: Sequence[Action], timings: dict[str, float]) -> None:
+        """Run ``actions`` in order (``wait`` sleeps here), then wait for the screen to settle."""
+        t0 = time.perf_counter()
+        batch: list[Action] = []
+        for action in [*actions, None]:
+            if action is None or isinstance(action, Wait):
+                if batch:
+                    await self._timed("execute", self.env.execute(batch), stoppable=False)
+                    batch = []
+                if action is not None:
+                    await asyncio.sleep(min(action.seconds, self.config.timeout("execute")))
+            elif not action.is_terminal and not isinstance(action, CallUser):
+                batch.append(action)
+        timings["execute"] = time.perf_counter() - t0
+        if any(not (a.is_terminal or isinstance(a, CallUser | Wait)) for a in actions):
+            report = await self._settle()
+            timings["settle"] = report.waited
+
+    async def _settle(self) -> SettleReport:
+        async def grab() -> bytes:
+            # A small JPEG is enough to see whether anything still moves, and far cheaper than a PNG.
+            return await self.env.guest.screenshot(format="jpeg", quality=60, max_width=640)
+
+        try:
+            return await settle(grab, self.config.settle)
+        except OswError as exc:  # a failed grab only ends the wait; the next observe reports real trouble
+            log.warning("settle wait ended early: %s", exc)
+            return SettleReport(waited=0.0, frames=0, stable=False)
+
+    def _record(self, record: StepRecord, observation: Observation, timings: dict[str, float]) -> StepRecord:
+        """Write the step (fsynced) before anything else happens, then tell the agent and listeners."""
+        t0 = time.perf_counter()
+        record.timings = dict(timings)
+        record.finished_at = time.time()
+        if self.store is not None:
+            record = self.store.write_step(
+                record,
+                observation.screenshot,
+                image_format=observation.image_format,
+                accessibility_tree=observation.accessibility_tree,
+            )
+        # The time to write the step is known only once it is written; it stays in memory, not on disk.
+        record.timings["record"] = time.perf_counter() - t0
+        self.steps.append(record)
+        self.agent.record(record)
+        self.step_finished.emit(record)
+        return record
+
+    async def _score(self) -> float:
+        evaluate = self._evaluate or _default_evaluate()
+        actions = [a for step in self.steps for a in step.executed]
+        outcome = await self._timed("evaluate", evaluate(self.env, self.task, actions), stoppable=False)
+        score = float(getattr(outcome, "score", outcome))
+        if hasattr(outcome, "model_dump"):
+            self._evaluation = outcome.model_dump(mode="json")
+        return score
+
+    async def _timed(self, phase: str, awaitable: Awaitable[T], *, stoppable: bool = True) -> T:
+        """Await ``awaitable`` within the phase's timeout; a stop cancels it when ``stoppable``."""
+        limit = self.config.timeout(phase)
+        task = asyncio.ensure_future(awaitable)
+        waiters: set[asyncio.Future[Any]] = {task}
+        stopper: asyncio.Task[Any] | None = None
+        if stoppable:
+            stopper = asyncio.ensure_future(self._stopped())
+            waiters.add(stopper)
+        try:
+            done, _ = await asyncio.wait(waiters, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if stopper is not None:
+                stopper.cancel()
+        if task in done:
+            if task.cancelled() and self._stopping:
+                raise _Stopped
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        if self._stopping:
+            raise _Stopped
+        error = ModelError if phase == "predict" else GuestError
+        culprit = "model endpoint" if phase == "predict" else "guest"
+        raise error(
+            f"{phase} took longer than {limit:g} s",
+            where=f"step {self.step_index + 1}" if phase != "reset" else f"task {self.task.id}",
+            hint=f"raise the {phase} timeout or check the {culprit}",
+        )
+
+    async def _stopped(self) -> None:
+        while not self._stopping:
+            await self._wait_for_wake()
+
+    # --- plumbing -----------------------------------------------------------------------------------
+
+    def _set_state(self, state: EpisodeState) -> None:
+        if state != self.state:
+            old, self.state = self.state, state
+            self.state_changed.emit(state.value, old.value)
+
+    def _set_paused(self, paused: bool) -> None:
+        if paused != self.paused:
+            self.paused = paused
+            self.paused_changed.emit(paused)
+        self._wake.set()
+
+
+def _default_evaluate() -> EvaluateFunc:
+    from osw_studio.evaluation.evaluate import evaluate
+
+    return evaluate
