@@ -10,7 +10,9 @@ When ``bwrap`` (bubblewrap) is installed, each process runs inside it: the real 
 private ``/tmp`` shared by the env's processes, and a throwaway HOME mounted at ``/home/user`` (the
 path OSWorld's tasks write to). ``--unshare-pid --die-with-parent`` means everything an env starts,
 including apps launched in the guest, dies with it. Without bwrap, HOME and TMPDIR still point into the
-env's own folder and ``setpriv --pdeathsig`` ties each process to this one.
+env's own folder and ``setpriv --pdeathsig`` ties each process to this one; but then processes
+that those start (AT-SPI's private bus, apps launched in the guest) can outlive a parent killed with
+SIGKILL, as nothing reaps them (a clean exit still stops them all).
 
 Every process joins one process group and is tracked by PID; :meth:`LocalEnv.close` stops them all
 (SIGTERM, then SIGKILL after a grace period); an ``atexit`` hook does the same if the app exits

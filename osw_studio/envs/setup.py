@@ -81,6 +81,7 @@ class SetupOptions:
         devtools_url: The browser's DevTools endpoint; by default the guest's host with the port of the
             last ``--remote-debugging-port`` seen in this setup, else 9222.
         download_timeout: Seconds to fetch one file.
+        download_retry_delay: Seconds between the 3 tries of a download.
         until_timeout: Seconds an ``execute`` step with ``until`` keeps trying.
         devtools_wait: Seconds to wait for a browser's DevTools port to answer.
     """
@@ -90,6 +91,7 @@ class SetupOptions:
     client_password: str = "password"
     devtools_url: str | None = None
     download_timeout: float = 300.0
+    download_retry_delay: float = 1.0
     until_timeout: float = 120.0
     devtools_wait: float = 30.0
 
@@ -212,8 +214,8 @@ def preflight(
             raise TaskError(
                 _CREDENTIAL_STEPS[step.type],
                 where=where,
-                hint="OSW Studio cannot run Google account steps; skip this task "
-                "(OSWorld's test_nogdrive.json lists the tasks without them)",
+                hint="OSW Studio cannot run Google account steps; skip this task: "
+                "OSWorld's test_nogdrive.json lists the tasks without them",
             )
         _check_files(step, where, options)
         typed.append(step)
@@ -335,7 +337,7 @@ class SetupRunner:
                 except httpx.HTTPError as exc:
                     last = str(exc) or type(exc).__name__
                 if attempt < 2:
-                    await asyncio.sleep(1.0)
+                    await asyncio.sleep(self.options.download_retry_delay)
         raise GuestError(f"cannot download the file ({last})", where=url, hint=hint)
 
     async def _upload_file(self, step: UploadFileStep) -> None:

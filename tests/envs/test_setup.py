@@ -1,0 +1,157 @@
+"""The setup-step executor against a recording OSWorld-style guest: preflight, files, commands."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from osw_studio.core.errors import GuestError, TaskError
+from osw_studio.envs.guest_client import GuestClient, RetryPolicy
+from osw_studio.envs.setup import SetupOptions, SetupRunner, preflight
+from tests.envs.fake_guest import FakeGuest, Request, json_reply
+
+FAST = RetryPolicy(attempts=2, delay=0.01)
+
+
+def step(kind: str, **parameters: object) -> dict[str, object]:
+    return {"type": kind, "parameters": parameters}
+
+
+def test_preflight_names_an_unsupported_step_by_index_and_type() -> None:
+    steps = [step("sleep", seconds=0), step("tidy_desktop")]
+    with pytest.raises(TaskError) as caught:
+        preflight(steps)
+    assert str(caught.value).startswith("config[1]: unsupported setup step type 'tidy_desktop'")
+
+
+def test_preflight_names_a_malformed_step() -> None:
+    steps = [step("sleep", seconds=0), step("open", path="/a"), step("download", files=[{"url": "x"}])]
+    with pytest.raises(TaskError) as caught:
+        preflight(steps, label="postconfig")
+    text = str(caught.value)
+    assert text.startswith("postconfig[2] (type 'download'): malformed step")
+    assert "files.0.path" in text
+
+
+def test_preflight_refuses_google_steps_before_anything_runs(osworld: FakeGuest, osworld_dir: Path) -> None:
+    task = json.loads((osworld_dir / "examples" / "multi_apps").glob("*.json").__next__().read_text())
+    steps = [step("launch", command=["xterm"]), step("googledrive", settings_file="s", operation=[], args=[])]
+    with pytest.raises(TaskError, match="needs Google credentials") as caught:
+        preflight(steps)
+    assert "config[1] (type 'googledrive')" in str(caught.value)
+    assert task  # OSWorld's own files load as plain JSON here
+
+
+async def test_a_bad_step_stops_the_setup_before_the_first_step_runs(osworld: FakeGuest) -> None:
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        with pytest.raises(TaskError):
+            await SetupRunner(guest).run(
+                [step("launch", command=["xterm"]), step("login", settings_file="s", platform="p")]
+            )
+    assert osworld.calls("/setup/launch") == []
+
+
+async def test_download_from_file_url_relative_path_and_asset_cache(
+    osworld: FakeGuest, tmp_path: Path
+) -> None:
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "notes.txt").write_text("relative Ünï")
+    (tmp_path / "abs.txt").write_bytes(b"absolute")
+    url = "https://huggingface.co/datasets/x/resolve/main/calc/t1/Report.xlsx"
+    cached = tmp_path / "cache" / "t1" / f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_Report.xlsx"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"from the cache")
+    files = [
+        {"url": (tmp_path / "abs.txt").as_uri(), "path": "/home/user/abs.txt"},
+        {"url": "notes.txt", "path": "/home/user/notes.txt"},
+        {"url": url, "path": "/home/user/Report.xlsx"},
+    ]
+    options = SetupOptions(cache_dir=tmp_path / "cache", task_dir=tmp_path / "task")
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        await SetupRunner(guest, options).run([step("download", files=files)], task_id="t1")
+    uploads = [r.form() for r in osworld.calls("/setup/upload")]
+    assert uploads == [
+        {"file_path": b"/home/user/abs.txt", "file_data": b"absolute"},
+        {"file_path": b"/home/user/notes.txt", "file_data": "relative Ünï".encode()},
+        {"file_path": b"/home/user/Report.xlsx", "file_data": b"from the cache"},
+    ]
+
+
+async def test_http_download_fills_the_cache_and_offline_says_how_to_seed_it(
+    osworld: FakeGuest, fake_guest: FakeGuest, tmp_path: Path
+) -> None:
+    fake_guest.route("GET", "/files/a.docx", lambda r: (200, "application/octet-stream", b"docx bytes"))
+    url = f"{fake_guest.start()}/files/a.docx"
+    options = SetupOptions(cache_dir=tmp_path, download_retry_delay=0.01)
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        runner = SetupRunner(guest, options)
+        await runner.run([step("download", files=[{"url": url, "path": "/home/user/a.docx"}])], task_id="t2")
+        assert (
+            tmp_path / "t2" / f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_a.docx"
+        ).read_bytes() == b"docx bytes"
+        fake_guest.stop()
+        missing = url.replace("a.docx", "b.docx")
+        with pytest.raises(GuestError) as caught:
+            await runner.run(
+                [step("download", files=[{"url": missing, "path": "/home/user/b.docx"}])], task_id="t2"
+            )
+        del fake_guest.server  # already stopped
+    text = str(caught.value)
+    assert text.startswith("config[0] (type 'download') of 1 steps:")
+    assert missing in text and f"{tmp_path}/t2/" in text
+    assert osworld.calls("/setup/upload")[0].form()["file_data"] == b"docx bytes"
+
+
+async def test_execute_fills_placeholders_and_repeats_until_the_condition_holds(osworld: FakeGuest) -> None:
+    answers = iter([1, 1, 0, 0])
+
+    def execute(request: Request) -> tuple[int, str, bytes]:
+        return json_reply({"status": "success", "output": "", "error": "", "returncode": next(answers)})
+
+    osworld.route("POST", "/setup/execute", execute)
+    command = ["python", "-c", "click({SCREEN_WIDTH_HALF}, {SCREEN_HEIGHT_HALF}); sudo('{CLIENT_PASSWORD}')"]
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        steps = [
+            step("execute", command=command, until={"returncode": 0}),
+            step("command", command="ls", shell="true"),
+        ]
+        await SetupRunner(guest, SetupOptions(client_password="pw")).run(steps)
+    bodies = [r.json() for r in osworld.calls("/setup/execute")]
+    assert bodies[:3] == [{"command": ["python", "-c", "click(960, 540); sudo('pw')"], "shell": False}] * 3
+    assert bodies[3:] == [{"command": "ls", "shell": True}]
+    assert len(osworld.calls("/screen_size")) == 1
+
+
+async def test_launch_open_and_windows_send_osworld_bodies(osworld: FakeGuest) -> None:
+    steps = [
+        step("launch", command="mousepad /tmp/a.txt"),
+        step("open", path="/home/user/a.xlsx"),
+        step("activate_window", window_name="a.xlsx - LibreOffice Calc", strict=True),
+        step("sleep", seconds=0.01),
+    ]
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        await SetupRunner(guest).run(steps)
+    assert osworld.calls("/setup/launch")[0].json() == {"command": ["mousepad", "/tmp/a.txt"], "shell": False}
+    assert osworld.calls("/setup/open_file")[0].json() == {"path": "/home/user/a.xlsx"}
+    assert osworld.calls("/setup/activate_window")[0].json() == {
+        "window_name": "a.xlsx - LibreOffice Calc",
+        "strict": True,
+        "by_class": False,
+    }
+
+
+async def test_browser_tabs_without_a_devtools_port_fail_clearly(osworld: FakeGuest) -> None:
+    options = SetupOptions(devtools_wait=0.2)
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        steps = [
+            step("launch", command=["google-chrome", "--remote-debugging-port=1"]),
+            step("chrome_open_tabs", urls_to_open=["https://a.org"]),
+        ]
+        with pytest.raises(GuestError) as caught:
+            await SetupRunner(guest, options).run(steps)
+    text = str(caught.value)
+    assert "config[1] (type 'chrome_open_tabs')" in text
+    assert "no browser DevTools endpoint" in text and "127.0.0.1:1" in text
