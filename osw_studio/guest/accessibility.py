@@ -77,7 +77,7 @@ def focused_terminal_text(xml: str) -> str | None:
     Examples:
         >>> st = NAMESPACES["st"]
         >>> doc = (f'<desktop-frame xmlns:st="{st}"><application name="t"><frame st:active="true">'
-        ...        '<terminal st:focused="true">$ ls\\n</terminal></frame></application></desktop-frame>')
+        ...        '<terminal st:focused="true">$ ls\n</terminal></frame></application></desktop-frame>')
         >>> focused_terminal_text(doc)
         '$ ls'
         >>> focused_terminal_text('<desktop-frame/>') is None

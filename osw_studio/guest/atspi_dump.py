@@ -9,7 +9,7 @@ per application, element names from AT-SPI roles, and OSWorld's namespaced attri
 Examples:
     >>> _tag("push button"), _tag(""), _tag("3d thing")
     ('push-button', 'unknown', 'tag-3d-thing')
-    >>> _clean("a\\x00b\\ufffcc")
+    >>> _clean("a\x00b\ufffcc")
     'abc'
 """
 

@@ -169,7 +169,7 @@ def char_keysym(char: str) -> int:
     r"""The keysym that types ``char`` (one character); newline is Return, tab is Tab.
 
     Examples:
-        >>> [hex(char_keysym(c)) for c in "a\\n日"]
+        >>> [hex(char_keysym(c)) for c in "a\n日"]
         ['0x61', '0xff0d', '0x10065e5']
     """
     if len(char) != 1:

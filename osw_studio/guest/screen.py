@@ -28,7 +28,7 @@ class Frame:
 
     width: int
     height: int
-    bgra: bytes
+    bgra: bytes | bytearray
 
     def image(self) -> Image.Image:
         """The frame as an RGB Pillow image (one pixel conversion)."""
@@ -43,14 +43,19 @@ def encode(
     Examples:
         >>> frame = Frame(4, 2, bytes([0, 0, 255, 0]) * 8)
         >>> encode(frame)[:8]
-        b'\\x89PNG\\r\\n\\x1a\\n'
+        b'\x89PNG\r\n\x1a\n'
         >>> Image.open(io.BytesIO(encode(frame, "jpeg", max_width=2))).size
         (2, 1)
     """
-    image = frame.image()
     if max_width is not None and 0 < max_width < frame.width:
         height = max(1, round(frame.height * max_width / frame.width))
-        image = image.resize((max_width, height), Image.Resampling.BILINEAR, reducing_gap=2.0)
+        # Scale the BGRX pixels in place (no full-size conversion), then swap channels on the small image.
+        # BOX averages the source area of each pixel: sharp text, ~35% faster than BILINEAR here.
+        raw = Image.frombuffer("RGBX", (frame.width, frame.height), frame.bgra, "raw", "RGBX", 0, 1)
+        blue, green, red, _ = raw.resize((max_width, height), Image.Resampling.BOX).split()
+        image = Image.merge("RGB", (red, green, blue))
+    else:
+        image = frame.image()
     out = io.BytesIO()
     if fmt == "png":
         image.save(out, "PNG", compress_level=_PNG_LEVEL)
@@ -69,9 +74,14 @@ class Screen:
     def __init__(self, display_name: str) -> None:
         self._display_name = display_name
         self._local = threading.local()
+        # Let Pillow reuse freed image blocks: fresh 8 MB buffers per frame cost more in page faults
+        # than the encoding itself.
+        core = _imaging_core()
+        core.set_blocks_max(max(core.get_blocks_max(), 32))
         with self._grabber(cursor=False) as probe:
-            monitor = probe.monitors[0]
-            self.size: tuple[int, int] = (int(monitor["width"]), int(monitor["height"]))
+            # Asking mss for its monitors queries RandR (~7 ms); the screen of an X display keeps its size.
+            self._monitor = dict(probe.monitors[0])
+        self.size: tuple[int, int] = (int(self._monitor["width"]), int(self._monitor["height"]))
 
     def _grabber(self, *, cursor: bool) -> Any:
         return mss.MSS(display=self._display_name, with_cursor=cursor)
@@ -87,8 +97,9 @@ class Screen:
     def grab(self, *, cursor: bool = True) -> Frame:
         """Grab the whole screen, with the mouse cursor drawn in when ``cursor``."""
         grabber = self._thread_grabber(cursor)
-        shot = grabber.grab(grabber.monitors[0])
-        frame = Frame(int(shot.width), int(shot.height), bytes(shot.raw))
+        shot = grabber.grab(self._monitor)
+        # mss hands over a fresh buffer per grab; keep it rather than copy 8 MB again.
+        frame = Frame(int(shot.width), int(shot.height), shot.raw)
         if cursor and not grabber.with_cursor:
             frame = _draw_arrow(frame, self._pointer())
         return frame
@@ -102,6 +113,12 @@ class Screen:
             self._local.xlib = connection
         reply = connection.screen().root.query_pointer()
         return int(reply.root_x), int(reply.root_y)
+
+
+def _imaging_core() -> Any:
+    from PIL import _imaging
+
+    return _imaging
 
 
 def _draw_arrow(frame: Frame, at: tuple[int, int]) -> Frame:
