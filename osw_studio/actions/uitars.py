@@ -233,7 +233,9 @@ class _Scanner:
             self.skip(" \t\r\n")
             if self.pos < self.end and self.text[self.pos] == ",":
                 self.pos += 1
-            elif self.pos >= self.end or self.text[self.pos] != ")":
+            elif self.pos >= self.end:
+                raise self.fail(f"{name}( is never closed; the reply looks truncated")
+            elif self.text[self.pos] != ")":
                 raise self.fail(f"expected ',' or ')' in {name}(...)")
 
     def value(self) -> str:
