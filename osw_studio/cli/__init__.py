@@ -18,6 +18,7 @@ from osw_studio.core.errors import OswError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "osw_studio.cli.tasks",
+    "osw_studio.cli.run",
     "osw_studio.cli.actions",
     "osw_studio.cli.guest",
     "osw_studio.cli.sandbox",

@@ -1,0 +1,329 @@
+"""``osw-studio run``: run one task with one agent on one env, printing each step as it happens.
+
+Exit codes: 0 when the task is solved (score 1.0), 1 when it was scored lower or stopped, 2 on an error
+(a guest, model, settings or task problem; the message says what to do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import threading
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from osw_studio.core.actions import Action
+    from osw_studio.core.errors import OswError
+    from osw_studio.core.step import EpisodeResult, StepRecord
+    from osw_studio.runner.episode import Episode, Proposal
+
+AGENTS = ("osworld", "uitars", "replay", "human")
+MODEL_AGENTS = ("osworld", "uitars")
+TIMINGS_SHOWN = ("observe", "predict", "gate", "execute", "settle")
+"""The phases whose time each step line shows."""
+
+
+def register(subparsers: Any) -> None:
+    """Add ``run``."""
+    run = subparsers.add_parser(
+        "run",
+        help="run one task with an agent and print each step",
+        description="Run one task: reset a guest, let the agent act step by step (printing each step's "
+        "number, thought, actions and timings), evaluate, and store everything under --out. "
+        "Exit 0 when the task is solved, 1 when it is not, 2 on an error.",
+    )
+    run.add_argument(
+        "task", metavar="TASK", help="a task file (OSWorld JSON), e.g. tasks/os/write-hello-file.json"
+    )
+    run.add_argument("--profile", metavar="P", help="settings profile to use (default: the active one)")
+    run.add_argument(
+        "--agent",
+        choices=AGENTS,
+        help="who acts: a model through a prompt agent (osworld, uitars), the task's reference "
+        "solution (replay; needs no key), or you on this terminal (human). Default: the profile's agent",
+    )
+    run.add_argument(
+        "--provider",
+        nargs="+",
+        metavar=("local|remote", "URL"),
+        default=["local"],
+        help="where the desktop is: `local` (a sandbox on a virtual display, the default) or "
+        "`remote URL` (a guest server, e.g. an OSWorld VM at http://HOST:5000)",
+    )
+    run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
+    run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
+    run.add_argument("--out", metavar="DIR", help="runs folder (default: settings output_dir, else ./runs)")
+    run.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_session(args))
+
+
+def _provider(words: list[str]) -> tuple[str, dict[str, Any]]:
+    """``--provider local`` or ``--provider remote URL`` as a provider id and its options.
+
+    >>> _provider(["remote", "http://10.0.0.5:5000"])[1]["url"]
+    'http://10.0.0.5:5000'
+    """
+    import os
+
+    from osw_studio.core.errors import GuestError
+
+    kind, *rest = words
+    if kind == "local" and not rest:
+        return "local", {}
+    if kind == "remote" and len(rest) == 1:
+        # The token comes from the environment, never from argv (where `ps` would show it).
+        return "remote", {"url": rest[0], "token": os.environ.get("OSW_GUEST_TOKEN") or None}
+    raise GuestError(
+        f"cannot use --provider {' '.join(words)}",
+        hint="use `--provider local` or `--provider remote URL` (token in OSW_GUEST_TOKEN)",
+    )
+
+
+async def _session(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from osw_studio.agent.registry import make_agent
+    from osw_studio.envs.registry import make_env
+    from osw_studio.envs.setup import SetupOptions
+    from osw_studio.runner.episode import Episode, EpisodeConfig
+    from osw_studio.runner.store import RunStoreWriter
+    from osw_studio.settings import load_settings
+    from osw_studio.settings.secrets import find_api_key
+    from osw_studio.tasks.load import load_task
+
+    entry = load_task(args.task)
+    settings = load_settings(args.config)
+    profile = settings.resolve_profile(args.profile)
+    if args.agent:
+        profile = profile.model_copy(update={"agent": args.agent})
+    provider, options = _provider(args.provider)
+    key = find_api_key(profile).value if profile.agent in MODEL_AGENTS else None
+    agent = make_agent(profile, task=entry.task, api_key=key)
+    config = EpisodeConfig(
+        max_steps=args.max_steps or settings.evaluation.max_steps,
+        mode="approve" if args.approve else "auto",
+        observe_accessibility=profile.agent == "osworld" and profile.observation_type != "screenshot",
+    )
+    out = Path(args.out or settings.evaluation.output_dir or "runs")
+    print(f"task {entry.task.id} ({entry.domain}): {entry.task.instruction}")
+    print(f"agent {profile.agent}, model {agent.model_name}; starting the {provider} desktop ...", flush=True)
+    if provider == "local":
+        options["screen"] = settings.evaluation.screen_resolution
+    try:
+        env = await make_env(provider, setup=SetupOptions(task_dir=entry.path.parent), **options)
+        try:
+            store = RunStoreWriter.create(
+                out,
+                entry.task,
+                domain=entry.domain,
+                provider=provider,
+                model=agent.model_name,
+                agent=profile.agent,
+                action_space=profile.action_space,
+                observation_type=profile.observation_type,
+                screen_size=env.screen_size,
+                settings=settings.model_dump(mode="json"),
+                secrets=[key] if key else [],
+            )
+            episode = Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
+            result = await _Printer(episode, approve=args.approve).run()
+        finally:
+            await env.close()
+    finally:
+        await agent.aclose()
+    score = "none" if result.score is None else f"{result.score:.2f}"
+    print(f"score {score} ({result.status}) after {result.steps} steps; run stored in {store.path}")
+    if result.status == "error":
+        print(f"error: {result.error}", file=sys.stderr)
+        return 2
+    return 0 if result.success else 1
+
+
+def describe_action(action: Action) -> str:
+    r"""One short, readable line for an action, as the step log prints it.
+
+    >>> from osw_studio.core.actions import Click, Hotkey, Typing
+    >>> describe_action(Click(x=5, y=7)), describe_action(Hotkey(keys=["ctrl", "s"]))
+    ('click(5, 7)', 'hotkey(ctrl+s)')
+    >>> describe_action(Typing(text="echo hello\n"))
+    "typing('echo hello\\n')"
+    """
+    from osw_studio.core.actions import Hotkey, Typing
+
+    data = action.model_dump(exclude_defaults=True, exclude={"kind"})
+    if isinstance(action, Hotkey):
+        return f"hotkey({'+'.join(action.keys)})"
+    if isinstance(action, Typing):
+        text = action.text if len(action.text) <= 60 else action.text[:57] + "..."
+        return f"typing({text!r})"
+    point = action.point
+    if point is not None:
+        data.pop("x", None)
+        data.pop("y", None)
+        rest = "".join(f", {k}={v}" for k, v in data.items())
+        return f"{action.kind}({point[0]}, {point[1]}{rest})"
+    return f"{action.kind}({', '.join(f'{k}={v!r}' for k, v in data.items())})"
+
+
+def _shorten(text: str, limit: int = 100) -> str:
+    r"""One line of at most ``limit`` characters.
+
+    >>> _shorten("a\nb " + "c" * 200, 10)
+    'a b ccc...'
+    """
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _read_line(prompt: str) -> asyncio.Future[str | None]:
+    """Read one line from the terminal on a daemon thread (None at end of input).
+
+    A daemon thread rather than the loop's executor: a prompt left unanswered when the episode ends
+    must not keep the process alive.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str | None] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line: str | None = input(prompt)
+        except (EOFError, OSError):
+            line = None
+        loop.call_soon_threadsafe(_settle_future, future, line)
+
+    threading.Thread(target=read, name="osw-studio-prompt", daemon=True).start()
+    return future
+
+
+def _parse_actions(text: str) -> list[Action] | None:
+    """Actions from a JSON list typed on the terminal, or None (after saying why) when it is not one."""
+    from pydantic import ValidationError
+
+    from osw_studio.core.actions import parse_actions
+
+    try:
+        return parse_actions(json.loads(text))
+    except (ValueError, ValidationError) as exc:
+        print(f"         not a list of actions: {_shorten(str(exc))}")
+        return None
+
+
+def _settle_future(future: asyncio.Future[str | None], value: str | None) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+class _Printer:
+    """Prints an episode's steps as they finish and, with ``approve``, asks before each action."""
+
+    def __init__(self, episode: Episode, *, approve: bool) -> None:
+        self.episode = episode
+        self._asking: set[asyncio.Task[None]] = set()
+        episode.step_finished.connect(self._on_step_finished)
+        episode.error_raised.connect(self._on_error_raised)
+        if approve:
+            episode.step_proposed.connect(self._on_step_proposed)
+        if episode.agent.kind == "human":
+            episode.state_changed.connect(self._on_state_changed)
+
+    async def run(self) -> EpisodeResult:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, self._on_interrupt)
+        try:
+            return await self.episode.run()
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            for task in self._asking:
+                task.cancel()
+
+    def _on_interrupt(self) -> None:
+        print("\nstopping; the run is kept (Ctrl+C again quits at once)", file=sys.stderr)
+        self.episode.stop()
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def _on_step_finished(self, step: StepRecord) -> None:
+        actions = "; ".join(describe_action(a) for a in step.executed) or "-"
+        times = ", ".join(
+            f"{name} {step.timings[name]:.2f}s" for name in TIMINGS_SHOWN if name in step.timings
+        )
+        print(f"step {step.index:>2}  {step.source}/{step.verdict}  {actions}  ({times})", flush=True)
+        if step.thought:
+            print(f"         thought: {_shorten(step.thought)}")
+        if step.verdict == "edited":
+            proposed = "; ".join(describe_action(a) for a in step.proposed) or "-"
+            print(f"         proposed: {proposed}")
+        if step.error:
+            print(f"         error: {step.error}")
+
+    def _on_error_raised(self, error: OswError) -> None:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+
+    def _on_step_proposed(self, proposal: Proposal) -> None:
+        self._spawn(self._ask(proposal))
+
+    def _on_state_changed(self, new: str, old: str) -> None:
+        if new == "predicting":
+            self._spawn(self._ask_human())
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    async def _ask_human(self) -> None:
+        """The human agent's turn: read the step's actions from the terminal."""
+        from osw_studio.core.actions import Done
+
+        submit = getattr(self.episode.agent, "submit")  # noqa: B009 - only the human agent has it
+        while True:
+            text = await _read_line(
+                f'step {self.episode.step_index + 1:>2}  your actions as JSON (e.g. [{{"kind": "click", '
+                f'"x": 10, "y": 20}}]), or "done": '
+            )
+            if text is None or text.strip().lower() in ("done", "q"):
+                submit([Done()])
+                return
+            actions = _parse_actions(text)
+            if actions is not None:
+                submit(actions)
+                return
+
+    async def _ask(self, proposal: Proposal) -> None:
+        actions = "; ".join(describe_action(a) for a in proposal.actions) or "-"
+        print(f"step {proposal.index:>2}  proposed: {actions}")
+        if proposal.thought:
+            print(f"         thought: {_shorten(proposal.thought)}")
+        if proposal.error:
+            print(f"         could not parse the reply: {proposal.error}")
+        while self.episode.proposal is proposal:
+            answer = await _read_line("         run it? [Enter] yes, s skip, e edit, q stop: ")
+            if self.episode.proposal is not proposal:
+                return
+            word = (answer or "q").strip().lower() if answer is not None else "q"
+            if word in ("", "y", "yes"):
+                self.episode.approve()
+            elif word in ("s", "skip"):
+                self.episode.skip()
+            elif word in ("q", "quit", "stop"):
+                self.episode.stop()
+            elif word in ("e", "edit"):
+                text = await _read_line(
+                    '         actions as JSON, e.g. [{"kind": "click", "x": 10, "y": 20}]: '
+                )
+                edited = _parse_actions(text or "")
+                if edited is not None:
+                    self.episode.approve(edited)
+            else:
+                print("         answer with Enter, s, e or q")
