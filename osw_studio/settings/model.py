@@ -38,6 +38,7 @@ from typing import Any, Literal, TypeVar
 from psygnal import SignalInstance
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_serializer, field_validator
 
+from osw_studio.actions.coords import CoordMode
 from osw_studio.settings.url import normalize_base_url
 
 _T = TypeVar("_T")
@@ -48,9 +49,19 @@ DEFAULT_PROFILE = "default"
 ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
-CoordinateMode = Literal["absolute", "relative", "relative_1000", "smart_resize"]
-"""How a model writes coordinates: screen pixels, 0-1 fractions, 0-1000 (UI-TARS 1.0, DART-GUI's
-default) or pixels of the Qwen smart-resized image (UI-TARS 1.5)."""
+CoordinateMode = CoordMode
+"""How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
+pixels of the resized screenshot, ``smart`` pixels of the Qwen smart-resized image (UI-TARS 1.5,
+DART-GUI), ``rel1000`` 0-1000 (UI-TARS 1.0), ``norm`` 0-1."""
+
+_MODE_ALIASES = {
+    "absolute": "abs",
+    "pixels": "abs",
+    "smart_resize": "smart",
+    "relative_1000": "rel1000",
+    "relative": "norm",
+    "normalized": "norm",
+}
 
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -160,6 +171,11 @@ class Profile(_Section):
     @classmethod
     def _normalize(cls, value: str | None) -> str | None:
         return None if value is None else normalize_base_url(value)
+
+    @field_validator("coordinate_mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        return _MODE_ALIASES.get(value, value) if isinstance(value, str) else value
 
     @field_validator("screenshot_size", mode="before")
     @classmethod
@@ -280,7 +296,9 @@ class Settings(BaseModel):
             raise SettingsError(f"no profile named {name!r}", hint=f"known profiles: {known}")
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
-        default_mode: CoordinateMode = "smart_resize" if agent == "uitars" else "absolute"
+        default_mode: CoordinateMode = "smart" if agent == "uitars" else "abs"
+        # UI-TARS and DART-GUI were trained with five screenshots of history.
+        default_window = 5 if agent == "uitars" else ag.history_window
         default_space: ActionSpace = "uitars" if agent == "uitars" else self.evaluation.action_space
         return ResolvedProfile(
             name=name,
@@ -290,7 +308,7 @@ class Settings(BaseModel):
             coordinate_mode=profile.coordinate_mode or default_mode,
             action_space=profile.action_space or default_space,
             observation_type=profile.observation_type or ag.observation_type,
-            history_window=_pick(profile.history_window, ag.history_window),
+            history_window=_pick(profile.history_window, default_window),
             temperature=_pick(profile.temperature, ag.temperature),
             top_p=profile.top_p if profile.top_p is not None else ag.top_p,
             max_tokens=_pick(profile.max_tokens, ag.max_tokens),

@@ -202,8 +202,7 @@ async def test_stopping_cancels_the_call_in_flight(openai_server: FakeOpenAIServ
     openai_server.queue(Reply(delay=10))
     async with client(openai_server, timeout=30) as c:
         task = asyncio.create_task(c.complete(MESSAGES))
-        while not openai_server.chat_requests:
-            await asyncio.sleep(0.01)
+        assert await asyncio.to_thread(openai_server.wait_for_requests, 1)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -141,8 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             received_at=time.monotonic(),
         )
-        with self.server.owner._lock:
+        with self.server.owner._arrived:
             self.server.owner.requests.append(request)
+            self.server.owner._arrived.notify_all()
         return request
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
@@ -318,7 +319,8 @@ class FakeOpenAIServer:
         self.default = Reply()
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._port: int | None = None
@@ -391,6 +393,14 @@ class FakeOpenAIServer:
         """The chat completion requests received so far."""
         with self._lock:
             return [r for r in self.requests if r.method == "POST" and r.path.endswith("/chat/completions")]
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until ``count`` chat requests have arrived (True) or ``timeout`` passes (False).
+
+        From async code: ``await asyncio.to_thread(server.wait_for_requests, 1)``.
+        """
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.chat_requests) >= count, timeout)
 
     def _next_reply(self) -> Reply:
         with self._lock:

@@ -156,6 +156,7 @@ def test_profiles_fill_in_from_the_top_level_sections(tmp_path: Path) -> None:
         "agent": {"temperature": 0.2},
         "profiles": {
             "tars": {"base_url": "http://127.0.0.1:8000/v1/v1", "model": "ui-tars", "agent": "uitars"},
+            "dart": {"model": "dart-gui-7b", "agent": "uitars", "coordinate_mode": "relative_1000"},
             "claude": {"model": "claude-sonnet", "temperature": 1.0, "api_key_env": "GATEWAY_KEY"},
         },
         "active_profile": "tars",
@@ -165,18 +166,20 @@ def test_profiles_fill_in_from_the_top_level_sections(tmp_path: Path) -> None:
     assert (tars.name, tars.base_url, tars.coordinate_mode, tars.action_space) == (
         "tars",
         "http://127.0.0.1:8000/v1",
-        "smart_resize",
+        "smart",
         "uitars",
     )
     claude = settings.resolve_profile("claude")
     assert (claude.base_url, claude.temperature, claude.coordinate_mode) == (
         "https://gateway.example.com/v1",
         1.0,
-        "absolute",
+        "abs",
     )
     with pytest.raises(SettingsError) as info:
         settings.resolve_profile("nope")
-    assert "known profiles: default, tars, claude" in str(info.value)
+    assert "known profiles: default, tars, dart, claude" in str(info.value)
+    dart = settings.resolve_profile("dart")
+    assert (dart.coordinate_mode, dart.history_window) == ("rel1000", 5)
 
 
 def test_views_hear_every_change() -> None:

@@ -1,0 +1,97 @@
+"""The agent interface: turn (instruction, observation, history) into a model response and actions.
+
+The runner calls :meth:`Agent.predict` once per step and then :meth:`Agent.record` with the step as it
+was executed, so a person's edits and takeovers enter the agent's history exactly as they ran. A reply
+that cannot be parsed does not raise: the :class:`Prediction` carries the
+:class:`~osw_studio.core.errors.ActionParseError` message and the runner records it as a step error. A
+failed model call raises :class:`~osw_studio.core.errors.ModelError`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from osw_studio.core.actions import Action
+from osw_studio.core.observation import Observation
+from osw_studio.core.step import StepRecord, Usage
+from osw_studio.core.task import Task
+
+TokenCallback = Callable[[str], None]
+
+
+@dataclass
+class Prediction:
+    """What an agent proposes for one step.
+
+    Attributes:
+        response: The model's raw output (or a description of the actions for replay and human agents).
+        thought: The reasoning part of the output, when the format has one.
+        actions: The proposed actions, in screen pixels.
+        coordinate_mode: The coordinate mode the reply was parsed in (``abs``, ``smart``, ``rel1000``...).
+        usage: Tokens the model call used.
+        logprobs: Per-token log-probabilities, when the endpoint returned them.
+        entropy: Mean token entropy of the reply, when logprobs were available.
+        latency: Seconds the model call took.
+        error: Why the reply could not be turned into actions (then ``actions`` is empty).
+        timings: Extra seconds per phase the agent measured (``prepare``, ``model``, ``parse``).
+    """
+
+    response: str = ""
+    thought: str | None = None
+    actions: list[Action] = field(default_factory=list)
+    coordinate_mode: str | None = None
+    usage: Usage | None = None
+    logprobs: list[float] | None = None
+    entropy: float | None = None
+    latency: float = 0.0
+    error: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Agent(abc.ABC):
+    """Proposes the next actions from what it sees.
+
+    Attributes:
+        name: The agent's registry id (``osworld``, ``uitars``, ``replay``, ``human``).
+        kind: The same id; the runner records steps of the ``human`` kind as a person's.
+        model_name: The model that acts, as result files name it.
+        secrets: Strings that must never be written anywhere (the API key), for run store scrubbing.
+    """
+
+    name: str = "agent"
+    kind: str = "agent"
+    model_name: str | None = None
+    secrets: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.task: Task | None = None
+        self.history: list[StepRecord] = []
+
+    def reset(self, task: Task | None = None) -> None:
+        """Start a new episode of ``task``: forget the history."""
+        self.task = task
+        self.history = []
+
+    @abc.abstractmethod
+    async def predict(
+        self, instruction: str, observation: Observation, *, on_token: TokenCallback | None = None
+    ) -> Prediction:
+        """Propose the next actions.
+
+        Args:
+            instruction: The task's instruction.
+            observation: The current screen (and accessibility tree when asked for).
+            on_token: Called with each piece of the model's reply as it streams in.
+
+        Raises:
+            ModelError: If the model call failed (after the client's retries).
+        """
+
+    def record(self, step: StepRecord) -> None:
+        """Append the step as it was executed (``step.executed``) to the history."""
+        self.history.append(step)
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release what the agent holds (HTTP connections)."""

@@ -1,0 +1,126 @@
+"""What the prompt agents share: a model client, screenshot preparation, one timed model call."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from osw_studio.actions import CoordinateSpace
+from osw_studio.agent.base import Agent, Prediction, TokenCallback
+from osw_studio.agent.images import PreparedImage, prepare_image
+from osw_studio.agent.model_client import ModelClient, ModelReply
+from osw_studio.core.errors import ActionParseError
+from osw_studio.core.observation import Observation
+from osw_studio.settings.model import ResolvedProfile
+
+Message = dict[str, Any]
+
+
+def image_part(image: PreparedImage) -> dict[str, Any]:
+    """An ``image_url`` content part holding ``image``."""
+    return {"type": "image_url", "image_url": {"url": image.data_url()}}
+
+
+def text_part(text: str) -> dict[str, Any]:
+    """A ``text`` content part."""
+    return {"type": "text", "text": text}
+
+
+class ModelAgent(Agent):
+    """An agent that asks a model through a :class:`ModelClient`.
+
+    Args:
+        profile: The resolved settings profile (model, sampling, coordinate mode, image options).
+        client: The model client (default: one made from the profile and ``api_key``).
+        api_key: The key for the default client.
+    """
+
+    def __init__(
+        self, profile: ResolvedProfile, *, client: ModelClient | None = None, api_key: str | None = None
+    ) -> None:
+        super().__init__()
+        self.profile = profile
+        self.client = client or ModelClient.from_profile(profile, api_key=api_key)
+        self.model_name = profile.model
+        self.secrets = (api_key,) if api_key else ()
+        # Screenshots already encoded for earlier steps, by step index, so history costs no re-encoding.
+        self._images: dict[int, PreparedImage] = {}
+
+    def reset(self, task: Any = None) -> None:
+        """Start a new episode: forget the history and its images."""
+        super().reset(task)
+        self._images = {}
+
+    async def aclose(self) -> None:
+        """Close the model client."""
+        await self.client.aclose()
+
+    def image_size(self, screen: tuple[int, int]) -> tuple[int, int] | None:
+        """The size screenshots are sent at (None: as grabbed)."""
+        return self.profile.screenshot_size
+
+    def coordinate_space(self, screen: tuple[int, int], image: tuple[int, int]) -> CoordinateSpace:
+        """The frame the model's numbers are in, for a screenshot of ``image`` size of a ``screen``."""
+        mode = self.profile.coordinate_mode
+        if mode == "abs" and image != screen:
+            mode = "resized"  # the model can only point in the image it was shown
+        return CoordinateSpace(screen=screen, mode=mode, image=image)
+
+    async def prepare(self, observation: Observation) -> PreparedImage:
+        """The observation's screenshot as it will be sent (in a worker thread: encoding is CPU work)."""
+        return await asyncio.to_thread(
+            prepare_image,
+            observation.screenshot,
+            size=self.image_size(observation.size),
+            fmt=self.profile.image_format,
+        )
+
+    def remember_image(self, image: PreparedImage) -> None:
+        """Keep the image of the step about to be recorded, for the history."""
+        self._images[len(self.history) + 1] = image
+
+    def history_image(self, index: int) -> PreparedImage | None:
+        """The image sent at history position ``index`` (0-based), if it was kept."""
+        return self._images.get(index + 1)
+
+    async def ask(
+        self, messages: list[Message], on_token: TokenCallback | None, timings: dict[str, float]
+    ) -> ModelReply:
+        """One model call with the profile's sampling settings."""
+        t0 = time.perf_counter()
+        reply = await self.client.complete(
+            messages,
+            temperature=self.profile.temperature,
+            top_p=self.profile.top_p,
+            max_tokens=self.profile.max_tokens,
+            logprobs=self.profile.logprobs,
+            on_token=on_token,
+        )
+        timings["model"] = time.perf_counter() - t0
+        return reply
+
+    @staticmethod
+    def prediction(
+        reply: ModelReply,
+        space: CoordinateSpace,
+        parse: Any,
+        timings: dict[str, float],
+    ) -> Prediction:
+        """Parse ``reply`` with ``parse(text) -> (thought, actions)``; a parse error becomes ``error``."""
+        t0 = time.perf_counter()
+        base = Prediction(
+            response=reply.text,
+            coordinate_mode=space.mode,
+            usage=reply.usage,
+            logprobs=reply.logprobs,
+            entropy=reply.entropy,
+            latency=reply.latency,
+            timings=timings,
+        )
+        try:
+            base.thought, base.actions = parse(reply.text)
+        except ActionParseError as exc:
+            base.error = str(exc)
+        timings["parse"] = time.perf_counter() - t0
+        return base
