@@ -1,0 +1,146 @@
+"""Export speed and memory: 10,000 synthetic steps into every format.
+
+Writes 200 runs of 50 steps (1280x720 screenshots of about 60 KB) through the real RunStoreWriter, then
+exports them once per format in a fresh subprocess, so each format's peak RSS is its own. Prints medians
+of 3 and the peak RSS; a second line for two formats exports twice as many steps, to show memory does not
+grow with the number of runs. Writes the figures to bench/results.json under "export" and exits 1 when a
+target is missed (JSONL formats >= 2,000 steps/s, peak RSS <= 400 MB).
+
+    .venv/bin/python bench/export.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+RESULTS = ROOT / "bench" / "results.json"
+STEPS_PER_RUN = 50
+RUNS = 200
+REPEATS = 3
+JSONL_FORMATS = ("osworld", "sft-messages", "sft-sharegpt", "agentnet", "preference")
+TARGETS = {"jsonl_steps_per_s": 2000.0, "peak_rss_mb": 400.0}
+DOMAINS = ("os", "chrome", "gimp", "libreoffice_calc", "vs_code")
+
+
+def make_store(root: Path, runs: int) -> None:
+    """One run through the writer, then hard-linked clones with their own ids, domains and scores."""
+    from tests.fakes.runs import SyntheticRun, tiny_png, write_run
+
+    png = tiny_png(1280, 720, noise=1)
+    template = write_run(
+        root / "template",
+        SyntheticRun("bench", steps=STEPS_PER_RUN, edited=(5, 17), human=(9,), screen=(1280, 720), png=png),
+    )
+    store = root / "runs"
+    for i in range(runs):
+        run_id = f"20250101T{i // 3600:02d}{i // 60 % 60:02d}{i % 60:02d}Z-task{i}-{i:06x}"
+        dest = store / run_id
+        shutil.copytree(template, dest, copy_function=_link)
+        meta = json.loads((template / "run.json").read_text())
+        meta.update(run_id=run_id, task_id=f"task-{i % 60}", domain=DOMAINS[i % len(DOMAINS)])
+        (dest / "run.json").unlink()
+        (dest / "run.json").write_text(json.dumps(meta))
+        result = json.loads((template / "result.json").read_text())
+        success = i % 3 != 0
+        result.update(task_id=meta["task_id"], domain=meta["domain"], success=success, score=float(success))
+        (dest / "result.json").unlink()
+        (dest / "result.json").write_text(json.dumps(result))
+
+
+def _link(src: str, dst: str) -> None:
+    Path(dst).hardlink_to(src)
+
+
+def child(fmt: str, store: str, out: str) -> None:
+    """Export in this process and print seconds and peak RSS as JSON."""
+    from osw_studio.trajectory.export import export_runs
+    from osw_studio.trajectory.exporters.base import ExportOptions
+
+    t0 = time.perf_counter()
+    summary = export_runs([store], fmt, out, ExportOptions(history=3))
+    seconds = time.perf_counter() - t0
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": rss_mb, "samples": summary.samples}))
+
+
+def run_child(fmt: str, store: Path, out: Path) -> dict[str, float]:
+    shutil.rmtree(out, ignore_errors=True)
+    # Write back what earlier rounds left dirty, so no round pays for another's disk traffic.
+    os.sync()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", fmt, str(store), str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="osw-bench-export-") as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        make_store(root / "a", RUNS)
+        make_store(root / "b", RUNS * 2)
+        print(f"store: {RUNS} runs x {STEPS_PER_RUN} steps written in {time.perf_counter() - t0:.1f} s")
+        from osw_studio.trajectory.exporters import EXPORTERS
+
+        steps = RUNS * STEPS_PER_RUN
+        figures: dict[str, dict[str, float]] = {}
+        print(f"{'format':<14}{'steps':>8}{'median s':>10}{'steps/s':>10}{'peak RSS MB':>13}")
+        for fmt in EXPORTERS:
+            rounds = [run_child(fmt, root / "a" / "runs", root / "out") for _ in range(REPEATS)]
+            seconds = statistics.median(r["seconds"] for r in rounds)
+            rss = max(r["peak_rss_mb"] for r in rounds)
+            figures[fmt] = {
+                "seconds": round(seconds, 3),
+                "steps_per_s": round(steps / seconds),
+                "peak_rss_mb": round(rss, 1),
+            }
+            print(f"{fmt:<14}{steps:>8}{seconds:>10.2f}{steps / seconds:>10.0f}{rss:>13.1f}")
+        double = {}
+        for fmt in ("sft-messages", "parquet"):
+            rounds = [run_child(fmt, root / "b" / "runs", root / "out") for _ in range(REPEATS)]
+            seconds = statistics.median(r["seconds"] for r in rounds)
+            rss = max(r["peak_rss_mb"] for r in rounds)
+            double[fmt] = round(rss, 1)
+            print(f"{fmt:<14}{steps * 2:>8}{seconds:>10.2f}{steps * 2 / seconds:>10.0f}{rss:>13.1f}")
+        shutil.rmtree(root / "out", ignore_errors=True)
+
+    missed = [f for f in JSONL_FORMATS if figures[f]["steps_per_s"] < TARGETS["jsonl_steps_per_s"]]
+    missed += [f for f, v in figures.items() if v["peak_rss_mb"] > TARGETS["peak_rss_mb"]]
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    results["export"] = {
+        "steps": steps,
+        "screenshot": "1280x720 PNG, about 60 KB",
+        "formats": figures,
+        "peak_rss_mb_at_double_steps": double,
+        "targets": TARGETS,
+        "missed": missed,
+    }
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    if missed:
+        print(f"missed targets: {', '.join(missed)}")
+        return 1
+    print("all targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(*sys.argv[2:])
+        sys.exit(0)
+    sys.exit(main())
