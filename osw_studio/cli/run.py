@@ -228,6 +228,7 @@ class _Printer:
 
     def __init__(self, episode: Episode, *, approve: bool) -> None:
         self.episode = episode
+        self.approve = approve
         self._asking: set[asyncio.Task[None]] = set()
         episode.step_finished.connect(self._on_step_finished)
         episode.error_raised.connect(self._on_error_raised)
@@ -259,7 +260,7 @@ class _Printer:
             f"{name} {step.timings[name]:.2f}s" for name in TIMINGS_SHOWN if name in step.timings
         )
         print(f"step {step.index:>2}  {step.source}/{step.verdict}  {actions}  ({times})", flush=True)
-        if step.thought:
+        if step.thought and not self.approve:  # in approve mode the proposal already showed it
             print(f"         thought: {_shorten(step.thought)}")
         if step.verdict == "edited":
             proposed = "; ".join(describe_action(a) for a in step.proposed) or "-"
@@ -311,7 +312,7 @@ class _Printer:
             answer = await _read_line("         run it? [Enter] yes, s skip, e edit, q stop: ")
             if self.episode.proposal is not proposal:
                 return
-            word = (answer or "q").strip().lower() if answer is not None else "q"
+            word = answer.strip().lower() if answer is not None else "q"  # end of input stops
             if word in ("", "y", "yes"):
                 self.episode.approve()
             elif word in ("s", "skip"):
@@ -323,7 +324,10 @@ class _Printer:
                     '         actions as JSON, e.g. [{"kind": "click", "x": 10, "y": 20}]: '
                 )
                 edited = _parse_actions(text or "")
-                if edited is not None:
-                    self.episode.approve(edited)
+                if edited is None:
+                    continue
+                self.episode.approve(edited)
             else:
                 print("         answer with Enter, s, e or q")
+                continue
+            return
