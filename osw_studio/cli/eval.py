@@ -1,4 +1,4 @@
-"""``osw-studio eval``: scoring tools (``coverage`` now; ``run`` and ``stats`` join this group)."""
+"""``osw-studio eval``: scoring tools (``coverage``; ``run`` and ``stats`` are in :mod:`.eval_run`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,14 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``eval`` group and its ``coverage`` command."""
-    group = subparsers.add_parser("eval", help="score episodes and report what can be scored")
+    """Add the ``eval`` group and its ``coverage``, ``run`` and ``stats`` commands."""
+    from osw_studio.cli.eval_run import register_run, register_stats
+
+    group = subparsers.add_parser("eval", help="run task suites, score episodes, report what can be scored")
     sub = group.add_subparsers(dest="eval_command", metavar="ACTION", required=True)
     _register_coverage(sub)
+    register_run(sub)
+    register_stats(sub)
 
 
 def _register_coverage(sub: Any) -> None:

@@ -1,0 +1,363 @@
+"""``osw-studio eval run`` (a suite over a pool of envs) and ``osw-studio eval stats`` (its results).
+
+``eval run`` exits 0 when every task ran to a score (whatever the score), 1 when some ended in error or
+the batch was stopped, 2 on a user error (a bad suite, provider or profile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from osw_studio.runner.batch import Batch, BatchProgress, Worker
+    from osw_studio.runner.slot import SlotConfig
+    from osw_studio.runner.summary import TaskOutcome
+    from osw_studio.tasks.load import TaskEntry
+
+AGENTS = ("replay", "osworld", "uitars")
+
+
+def register_run(sub: Any) -> None:
+    """Add ``eval run``."""
+    parser = sub.add_parser(
+        "run",
+        help="run a task suite on a pool of envs and score it",
+        description="Run every task of SUITE (an OSWorld index JSON or a folder of task files) on a pool "
+        "of envs: each env takes the next task the moment its episode ends. Writes run stores under "
+        "OUT/runs, OSWorld's results layout under OUT/results and OUT/summary.json. A task that crashes "
+        "or times out is recorded as an error and its env replaced. Exit 0 when every task was scored, "
+        "1 when some ended in error, 2 on a user error.",
+    )
+    parser.add_argument(
+        "suite", metavar="SUITE", help="an index JSON (e.g. tasks/test_small.json) or a folder"
+    )
+    parser.add_argument("--profile", metavar="P", help="settings profile (default: the active one)")
+    parser.add_argument(
+        "--agent", choices=AGENTS, help="who acts (replay plays each task's reference solution; needs no key)"
+    )
+    parser.add_argument(
+        "--envs", type=int, metavar="N", help="envs in the pool (default 1; remote: one per URL)"
+    )
+    parser.add_argument(
+        "--provider",
+        nargs="+",
+        metavar="local|remote URL... |docker",
+        default=["local"],
+        help="`local` (sandboxed desktops on this machine, the default) or `remote URL...` (running guest "
+        "servers, one env per URL; token in OSW_GUEST_TOKEN)",
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="output folder (default: settings output_dir, else ./results)"
+    )
+    parser.add_argument(
+        "--max-steps", type=int, metavar="N", help="most agent steps per task (default: settings)"
+    )
+    parser.add_argument("--domain", action="append", metavar="D", help="only this domain (repeat for more)")
+    parser.add_argument("--resume", action="store_true", help="skip tasks that already have a score in --out")
+    parser.add_argument(
+        "--task-timeout", type=float, default=1800.0, metavar="S", help="seconds per task (default 1800)"
+    )
+    parser.add_argument(
+        "--recycle",
+        choices=("task", "error"),
+        help="start a fresh env for every task (local default) or only after an error (remote default)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="run envs in this process or as Ray actors",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster address (default: start a Ray instance on this machine)",
+    )
+    parser.set_defaults(handler=_run)
+
+
+def register_stats(sub: Any) -> None:
+    """Add ``eval stats``."""
+    parser = sub.add_parser(
+        "stats",
+        help="per-domain success rates of a results folder, OSWorld style",
+        description="Per domain: tasks, successes and the success rate (sum of scores over tasks, as "
+        "OSWorld's show_result.py), then OSWorld's Office, Daily and Professional groups and the total. "
+        "DIR is the --out folder of `eval run`, a runs folder, or an OSWorld results folder.",
+    )
+    parser.add_argument("dir", metavar="DIR", help="results folder")
+    parser.add_argument("--compare", metavar="DIR2", help="a second results folder, shown side by side")
+    parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    parser.set_defaults(handler=_stats)
+
+
+# --- eval stats ------------------------------------------------------------------------------------
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from osw_studio.runner.summary import compute_stats, format_stats, load_outcomes
+
+    folders = [args.dir, *([args.compare] if args.compare else [])]
+    stats = [compute_stats(outcomes, label) for label, outcomes in map(load_outcomes, folders)]
+    if len(stats) == 2 and stats[0].label == stats[1].label:
+        for s, folder in zip(stats, folders, strict=True):
+            s.label = Path(folder).name or s.label
+    if args.json:
+        data: Any = [s.to_json() for s in stats] if args.compare else stats[0].to_json()
+        print(json.dumps(data, indent=2))
+    else:
+        print(format_stats(stats))
+    return 0
+
+
+# --- eval run --------------------------------------------------------------------------------------
+
+
+def _providers(words: list[str], envs: int | None) -> tuple[str, list[dict[str, Any]]]:
+    """The provider id and one option set per env.
+
+    >>> _providers(["remote", "http://a:5000", "http://b:5000"], None)[1][1]["url"]
+    'http://b:5000'
+    >>> len(_providers(["local"], 3)[1])
+    3
+    """
+    from osw_studio.core.errors import GuestError, OswError
+    from osw_studio.envs.registry import load_provider
+
+    kind, *rest = words
+    if envs is not None and envs < 1:
+        raise OswError("--envs must be 1 or more")
+    if kind == "remote" and rest:
+        if envs is not None and envs != len(rest):
+            raise GuestError(
+                f"--envs {envs} but {len(rest)} guest URLs", hint="give one URL per env, or leave out --envs"
+            )
+        # The token comes from the environment, never from argv (where `ps` would show it).
+        token = os.environ.get("OSW_GUEST_TOKEN") or None
+        return "remote", [{"url": url, "token": token} for url in rest]
+    if rest or kind == "remote":
+        raise GuestError(
+            f"cannot use --provider {' '.join(words)}",
+            hint="use `--provider local` or `--provider remote URL...` (token in OSW_GUEST_TOKEN)",
+        )
+    load_provider(kind)  # an unknown or unwritten provider says so now, not once per task
+    return kind, [{} for _ in range(envs or 1)]
+
+
+def _load_suite(suite: str, domains: list[str] | None) -> list[TaskEntry]:
+    from osw_studio.core.errors import TaskError
+    from osw_studio.tasks.load import load_tasks
+
+    if not Path(suite).exists():
+        raise TaskError("no such suite", where=suite, hint="give an index JSON or a folder of task files")
+    report = load_tasks([suite])
+    for error in report.errors:
+        print(f"skipped: {error}", file=sys.stderr)
+    entries = [e for e in report.entries if not domains or e.domain in domains]
+    if not entries:
+        where = f"{suite} (domains {', '.join(domains)})" if domains else suite
+        raise TaskError("the suite has no tasks to run", where=where, hint="check the suite and --domain")
+    return entries
+
+
+def _run(args: argparse.Namespace) -> int:
+    from osw_studio.agent.registry import agent_class
+    from osw_studio.core.errors import SettingsError
+    from osw_studio.envs.setup import SetupOptions
+    from osw_studio.runner.episode import EpisodeConfig
+    from osw_studio.runner.slot import AgentMaker, EnvMaker, SlotConfig
+    from osw_studio.runner.summary import BatchSummary
+    from osw_studio.settings import load_settings
+    from osw_studio.settings.secrets import find_api_key
+
+    settings = load_settings(args.config)
+    for notice in settings.notices:
+        print(notice, file=sys.stderr)
+    profile = settings.resolve_profile(args.profile)
+    if args.agent:
+        profile = profile.model_copy(update={"agent": args.agent})
+    if profile.agent not in AGENTS:
+        agent_class(profile.agent)  # an unknown kind says so; a known one (human) cannot run unattended
+        raise SettingsError(
+            f"the {profile.agent!r} agent cannot run a suite unattended",
+            hint=f"use --agent {', '.join(AGENTS)} (or `osw-studio run` to act yourself)",
+        )
+    entries = _load_suite(args.suite, args.domain)
+    provider, per_env = _providers(args.provider, args.envs)
+    api_key = None
+    secrets: tuple[str, ...] = ()
+    if profile.agent != "replay":
+        api_key = find_api_key(profile).value
+        secrets = (api_key,) if api_key else ()
+    max_steps = args.max_steps or settings.evaluation.max_steps
+    if provider == "local":
+        for options in per_env:
+            options["screen"] = settings.evaluation.screen_resolution
+    for options in per_env:
+        options["setup"] = SetupOptions()
+    config = SlotConfig(
+        episode=EpisodeConfig(
+            max_steps=max_steps,
+            observe_accessibility=profile.observation_type != "screenshot" and profile.agent == "osworld",
+        ),
+        task_timeout=args.task_timeout,
+        recycle=args.recycle or ("task" if provider == "local" else "error"),
+        run_meta={
+            "provider": provider,
+            "action_space": profile.action_space,
+            "observation_type": profile.observation_type,
+            "settings": settings.model_dump(mode="json"),
+        },
+        secrets=secrets,
+    )
+    model = "replay" if profile.agent == "replay" else profile.model
+    out = Path(args.out or settings.evaluation.output_dir or "results")
+    info = BatchSummary(
+        suite=str(args.suite),
+        agent=profile.agent,
+        model=model,
+        provider=provider,
+        backend=args.backend,
+        max_steps=max_steps,
+    )
+    agents = AgentMaker(profile, api_key)
+    makers = [EnvMaker(provider, options) for options in per_env]
+    return asyncio.run(_session(args, entries, out, info, makers, agents, config))
+
+
+async def _session(
+    args: argparse.Namespace,
+    entries: list[TaskEntry],
+    out: Path,
+    info: Any,
+    makers: list[Any],
+    agents: Any,
+    config: SlotConfig,
+) -> int:
+    from osw_studio.runner.batch import Batch
+    from osw_studio.runner.slot import EnvSlot
+    from osw_studio.runner.summary import RUNS_DIR, compute_stats, format_stats
+
+    workers: list[Worker]
+    if args.backend == "ray":
+        from osw_studio.runner.ray_backend import connect, ray_workers
+
+        connect(args.address)
+        workers = list(ray_workers(makers, agents, config, out / RUNS_DIR))
+    else:
+        workers = [
+            EnvSlot(f"env-{i}", maker, agents, out / RUNS_DIR, config) for i, maker in enumerate(makers, 1)
+        ]
+    batch = Batch(entries, out, workers, info=info, resume=args.resume)
+    todo = batch.pending()
+    if batch.skipped:
+        print(f"resuming: {batch.skipped} of {len(entries)} tasks already scored, {len(todo)} to run")
+    print(f"{len(todo)} tasks on {len(workers)} {info.provider} env(s), results in {out}", flush=True)
+    bar = ProgressBar(batch, sys.stderr)
+    loop = asyncio.get_running_loop()
+    stopped = False
+
+    def interrupt() -> None:
+        nonlocal stopped
+        stopped = True
+        bar.note(
+            "stopping: tasks in flight end as stopped; rerun with --resume to finish (Ctrl+C again quits)"
+        )
+        batch.stop()
+        loop.remove_signal_handler(signal.SIGINT)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        summary = await batch.run()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        bar.close()
+    print(format_stats([compute_stats(summary.tasks, summary.model or "")]))
+    print(
+        f"wall time {summary.wall_time:.1f} s, env utilisation {100 * summary.env_utilisation:.1f}% "
+        f"({len(workers)} envs); summary in {out / 'summary.json'}"
+    )
+    errors = [t for t in summary.tasks if t.status == "error"]
+    for outcome in errors:
+        print(f"error: {outcome.domain}/{outcome.task_id}: {outcome.error}", file=sys.stderr)
+    return 1 if errors or stopped or len(summary.tasks) < len(entries) else 0
+
+
+def _clock(seconds: float | None) -> str:
+    """``m:ss`` (or ``h:mm:ss``) for a duration; ``--:--`` when unknown.
+
+    >>> _clock(75), _clock(3725), _clock(None)
+    ('1:15', '1:02:05', '--:--')
+    """
+    if seconds is None:
+        return "--:--"
+    s = int(seconds + 0.5)
+    h, m, s = s // 3600, s // 60 % 60, s % 60
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def render_bar(progress: BatchProgress, width: int = 24) -> str:
+    """One progress line.
+
+    >>> from osw_studio.runner.batch import BatchProgress
+    >>> render_bar(BatchProgress(total=4, done=1, skipped=0, running=2, successes=1, elapsed=30, eta=90), 8)
+    '[##......] 1/4  ok 1  running 2  elapsed 0:30  eta 1:30'
+    """
+    filled = int(width * progress.done / progress.total) if progress.total else width
+    return (
+        f"[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total}  ok {progress.successes}"
+        f"  running {progress.running}  elapsed {_clock(progress.elapsed)}  eta {_clock(progress.eta)}"
+    )
+
+
+class ProgressBar:
+    """Draws a batch's progress on a terminal (redrawn in place), or one line per task elsewhere."""
+
+    def __init__(self, batch: Batch, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._last = ""
+        batch.progress_changed.connect(self._on_progress_changed)
+        batch.task_finished.connect(self._on_task_finished)
+
+    def _on_progress_changed(self, progress: BatchProgress) -> None:
+        self._last = render_bar(progress)
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self._last)
+            self.stream.flush()
+
+    def _on_task_finished(self, outcome: TaskOutcome) -> None:
+        score = "-" if outcome.score is None else f"{outcome.score:.2f}"
+        line = (
+            f"{outcome.status:<9}{score:>5}  {outcome.domain}/{outcome.task_id}  {outcome.steps} steps  "
+            f"{outcome.time:.1f}s  {outcome.env or ''}"
+        )
+        if outcome.error:
+            line += f"  ({outcome.error[:120]})"
+        self.note(line)
+
+    def note(self, text: str) -> None:
+        """Print a line above the bar."""
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text + "\n" + self._last)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Leave the last bar on its own line."""
+        if self.tty and self._last:
+            self.stream.write("\n")
+        elif self._last:
+            self.stream.write(self._last + "\n")
+        self.stream.flush()

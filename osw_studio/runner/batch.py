@@ -1,0 +1,279 @@
+"""Batch evaluation: a suite of tasks over a pool of envs, with rollout-level scheduling.
+
+Each worker (an :class:`~osw_studio.runner.slot.EnvSlot` in this process, or a Ray actor with
+:mod:`osw_studio.runner.ray_backend`) takes the next task from one shared queue the moment its last
+episode ends, so no env waits for the slowest task of a wave; an env's reset runs while the others
+wait for their model, all on one event loop. A task's crash or timeout is recorded as its outcome and
+its env recycled; the rest go on.
+
+The output folder::
+
+    runs/<run-id>/                        one run store per task run
+    results/<action_space>/<observation_type>/<model>/<domain>/<task_id>/   OSWorld's layout
+    summary.json                          per task: domain, score, steps, error, time; env utilisation
+
+``summary.json`` is rewritten after every task, so a killed batch leaves what it finished. With
+``resume``, tasks that already have a score are skipped; the rest (interrupted, crashed, timed out)
+run again, as OSWorld's runner reruns tasks without a ``result.txt``.
+
+Env utilisation is the time workers spent on tasks (env start or reset, steps, evaluation) over the
+wall time times the number of workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from psygnal import Signal
+
+from osw_studio.core.errors import OswError, StoreError
+from osw_studio.runner.summary import (
+    RESULTS_DIR,
+    RUNS_DIR,
+    BatchSummary,
+    Session,
+    TaskOutcome,
+    latest_outcomes,
+    scan_runs,
+    write_summary,
+)
+from osw_studio.tasks.load import TaskEntry
+
+log = logging.getLogger(__name__)
+
+
+class Worker(Protocol):
+    """What runs tasks for the batch: one env, local or remote."""
+
+    name: str
+
+    async def run(self, entry: TaskEntry) -> TaskOutcome:
+        """Run one task; its run store ends up under the batch's ``runs/``. Never raises for the task."""
+        ...
+
+    def stop(self) -> None:
+        """Stop the task in flight."""
+        ...
+
+    async def close(self) -> None:
+        """Release the env."""
+        ...
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a batch is.
+
+    Attributes:
+        total: Tasks in the suite.
+        done: Tasks with an outcome (skipped ones included).
+        skipped: Tasks skipped because an earlier session scored them.
+        running: Tasks in flight.
+        successes: Tasks scored 1.0 so far.
+        elapsed: Seconds since this session began.
+        eta: Seconds until the end at the pace so far, or None before the first task ends.
+    """
+
+    total: int
+    done: int
+    skipped: int
+    running: int
+    successes: int
+    elapsed: float
+    eta: float | None
+
+
+class Batch:
+    """Runs a suite on a pool of workers; see the module docstring.
+
+    Args:
+        entries: The tasks, in the order they are handed out.
+        out: The output folder.
+        workers: The pool, one worker per env.
+        info: The summary's header (suite, agent, model, provider, backend, max_steps).
+        resume: Skip tasks that already have a score in ``out``.
+
+    Raises:
+        StoreError: If ``out`` already holds runs and ``resume`` is off.
+    """
+
+    task_started = Signal(str, object)  # worker name, TaskEntry
+    task_finished = Signal(object)  # TaskOutcome
+    progress_changed = Signal(object)  # BatchProgress
+    batch_finished = Signal(object)  # BatchSummary
+
+    def __init__(
+        self,
+        entries: Sequence[TaskEntry],
+        out: str | Path,
+        workers: Sequence[Worker],
+        *,
+        info: BatchSummary | None = None,
+        resume: bool = False,
+    ) -> None:
+        if not workers:
+            raise ValueError("a batch needs at least one worker")
+        self.entries = list(entries)
+        self.out = Path(out)
+        self.runs_dir = self.out / RUNS_DIR
+        self.workers = list(workers)
+        self.summary = (info or BatchSummary()).model_copy(deep=True)
+        self.summary.tasks_total = len(self.entries)
+        self.resume = resume
+        self.outcomes: dict[tuple[str, str], TaskOutcome] = {}
+        self.skipped = 0
+        self.running = 0
+        self.busy = 0.0
+        self._started = 0.0
+        self._done_here = 0
+        self._stopping = False
+        self._export_lock = asyncio.Lock()
+        self._exporter: object | None = None
+
+    # --- the run ------------------------------------------------------------------------------------
+
+    def pending(self) -> list[TaskEntry]:
+        """The tasks still to run: all of them, or with ``resume`` those without a score.
+
+        Raises:
+            StoreError: If ``out`` holds runs and ``resume`` is off, or a run of another model.
+        """
+        earlier = latest_outcomes(scan_runs(self.runs_dir)) if self.runs_dir.is_dir() else {}
+        if earlier and not self.resume:
+            raise StoreError(
+                "the output folder already holds runs",
+                where=str(self.out),
+                hint="pass --resume to go on with them, or choose another --out",
+            )
+        keys = {(e.domain, e.task.id) for e in self.entries}
+        self.outcomes = {k: o for k, o in earlier.items() if k in keys and o.scored}
+        self.skipped = len(self.outcomes)
+        return [e for e in self.entries if (e.domain, e.task.id) not in self.outcomes]
+
+    async def run(self) -> BatchSummary:
+        """Run every pending task and write ``summary.json``; return the summary.
+
+        Raises:
+            StoreError: See :meth:`pending`; or if the output folder cannot be written.
+        """
+        todo = deque(self.pending())
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the output folder: {exc.strerror}", where=str(self.out)) from exc
+        self._started = time.perf_counter()
+        session = Session(started_at=time.time(), envs=len(self.workers))
+        self.summary.sessions.append(session)
+        self._write_summary()
+        self._emit_progress()
+        try:
+            await asyncio.gather(*(self._drive(worker, todo) for worker in self.workers))
+        finally:
+            await asyncio.gather(*(self._close(w) for w in self.workers))
+            self._write_summary()
+        self.batch_finished.emit(self.summary)
+        return self.summary
+
+    async def _drive(self, worker: Worker, todo: deque[TaskEntry]) -> None:
+        """Rollout-level scheduling: take the next task as soon as the last one ended."""
+        while todo and not self._stopping:
+            entry = todo.popleft()
+            t0 = time.perf_counter()
+            self.running += 1
+            self.task_started.emit(worker.name, entry)
+            self._emit_progress()
+            try:
+                outcome = await worker.run(entry)
+            except Exception as exc:  # a worker's own failure: the task is recorded, the batch goes on
+                log.error("worker %s failed on %s", worker.name, entry.task.id, exc_info=exc)
+                error = str(exc) if isinstance(exc, OswError) else f"crashed: {exc!r}"
+                outcome = TaskOutcome(
+                    task_id=entry.task.id, domain=entry.domain, status="error", error=error, env=worker.name
+                )
+            finally:
+                self.running -= 1
+                self.busy += time.perf_counter() - t0
+            await self._record(outcome)
+
+    async def _record(self, outcome: TaskOutcome) -> None:
+        self.outcomes[(outcome.domain, outcome.task_id)] = outcome
+        self._done_here += 1
+        if outcome.run_id is not None:
+            await self._export(outcome.run_id)
+        self._write_summary()
+        self.task_finished.emit(outcome)
+        self._emit_progress()
+
+    async def _close(self, worker: Worker) -> None:
+        try:
+            await worker.close()
+        except OswError as exc:
+            log.warning("closing %s: %s", worker.name, exc)
+
+    def stop(self) -> None:
+        """Take no more tasks and stop the ones in flight (they read as ``stopped``; resume reruns them)."""
+        self._stopping = True
+        for worker in self.workers:
+            worker.stop()
+
+    # --- results ------------------------------------------------------------------------------------
+
+    async def _export(self, run_id: str) -> None:
+        """Add the run to OSWorld's results layout (off the loop: it links screenshots)."""
+        from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
+        from osw_studio.trajectory.exporters.osworld import OsworldExporter
+        from osw_studio.trajectory.store import RunStore
+
+        async with self._export_lock:
+            if self._exporter is None:
+                self._exporter = OsworldExporter(self.out / RESULTS_DIR, ExportOptions())
+            exporter = self._exporter
+            assert isinstance(exporter, OsworldExporter)
+            options = exporter.options
+
+            def add() -> None:
+                exporter.add_run(ExportRun(RunStore(self.runs_dir / run_id), options.scrubber))
+
+            try:
+                await asyncio.to_thread(add)
+            except (OswError, OSError) as exc:  # the run store stays the record; only the copy failed
+                log.warning("OSWorld layout for run %s not written: %s", run_id, exc)
+
+    def _write_summary(self) -> None:
+        session = self.summary.sessions[-1]
+        wall = time.perf_counter() - self._started
+        session.wall_time = round(wall, 3)
+        session.env_busy = round(self.busy, 3)
+        session.env_utilisation = round(self.busy / (wall * session.envs), 4) if wall > 0 else 0.0
+        session.tasks_run = self._done_here
+        self.summary.wall_time = session.wall_time
+        self.summary.env_utilisation = session.env_utilisation
+        order = {(e.domain, e.task.id): i for i, e in enumerate(self.entries)}
+        self.summary.tasks = sorted(self.outcomes.values(), key=lambda o: order.get((o.domain, o.task_id), 0))
+        write_summary(self.out, self.summary)
+
+    def progress(self) -> BatchProgress:
+        """Where the batch is now."""
+        done = len(self.outcomes)
+        elapsed = time.perf_counter() - self._started if self._started else 0.0
+        remaining = len(self.entries) - done
+        eta = elapsed / self._done_here * remaining if self._done_here else None
+        return BatchProgress(
+            total=len(self.entries),
+            done=done,
+            skipped=self.skipped,
+            running=self.running,
+            successes=sum(o.success for o in self.outcomes.values()),
+            elapsed=elapsed,
+            eta=eta,
+        )
+
+    def _emit_progress(self) -> None:
+        self.progress_changed.emit(self.progress())
