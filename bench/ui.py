@@ -1,0 +1,154 @@
+"""Desktop app figures: event-loop lag during a run with the live viewer, viewer fps, cold start.
+
+- lag: a 10 ms ticker on the app's qasync loop measures how late it wakes while an episode runs on the
+  local sandbox (a zero-latency scripted agent typing into xterm) and the viewer shows the live stream;
+  p50 / p99 over every tick (target p99 <= 50 ms).
+- viewer fps: frames decoded and painted by the viewer per second while the guest screen changes all the
+  time (a clock in xterm), beside the guest stream's own limit (target >= 25).
+- cold start: a fresh process from spawn to the main window shown, median of 5 (target <= 2 s).
+
+Prints a table and writes the figures under "ui" in bench/results.json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from osw_studio.agent.base import Agent, Prediction
+from osw_studio.core.actions import Press, Typing
+from osw_studio.core.observation import Observation
+from osw_studio.settings import Settings
+from osw_studio.tasks import TaskEntry, TaskLibrary
+from osw_studio.ui.main_window import MainWindow
+from osw_studio.ui.services import Services
+
+RESULTS = Path(__file__).with_name("results.json")
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"lag_p99_ms": 50.0, "viewer_fps": 25.0, "cold_start_s": 2.0}
+STEPS = 40
+
+
+class TypingAgent(Agent):
+    """A zero-latency agent: types a line into the focused xterm each step, then says done."""
+
+    name = kind = "bench"
+    model_name = "bench-typing"
+
+    async def predict(self, instruction: str, observation: Observation, *, on_token=None) -> Prediction:  # type: ignore[no-untyped-def]
+        n = len(self.history) + 1
+        if n >= STEPS:
+            return Prediction(response="DONE", actions=[])
+        text = f"echo step {n} $(date +%N)"
+        if on_token:
+            for part in text.split():
+                on_token(part + " ")
+        return Prediction(response=text, actions=[Typing(text=text), Press(key="enter")])
+
+
+async def measure_run(window: MainWindow, entry: TaskEntry) -> dict[str, float]:
+    env = await window.services.ensure_env()
+    await env.guest.launch(
+        ["xterm", "-geometry", "120x40+0+0", "-e", "sh", "-c", "while :; do date +%T.%N; sleep 0.005; done"]
+    )
+    await asyncio.sleep(1.0)
+    controller = await window.start_run(entry, "auto")
+    assert controller is not None
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    stream = window.viewer.stream
+    assert stream is not None
+    start_frames, start = 0, 0.0
+    while controller.running:
+        t = loop.time()
+        await asyncio.sleep(0.01)
+        lags.append(max(0.0, loop.time() - t - 0.01))
+        if not start and window.viewer.stream and window.viewer.stream.decoded:
+            start_frames, start = window.viewer.stream.decoded, loop.time()
+    elapsed = loop.time() - start
+    fps = (stream.decoded - start_frames) / elapsed if elapsed > 0 else 0.0
+    # viewer fps on a changing screen with no run going on
+    before, received, t0 = stream.decoded, stream.received, loop.time()
+    await asyncio.sleep(5)
+    idle_fps = (stream.decoded - before) / (loop.time() - t0)
+    wire_fps = (stream.received - received) / (loop.time() - t0)
+    lags.sort()
+    return {
+        "lag_p50_ms": round(statistics.median(lags) * 1000, 2),
+        "lag_p99_ms": round(lags[int(len(lags) * 0.99) - 1] * 1000, 2),
+        "lag_max_ms": round(lags[-1] * 1000, 2),
+        "viewer_fps_during_run": round(fps, 1),
+        "viewer_fps": round(idle_fps, 1),
+        "guest_stream_fps": round(wire_fps, 1),  # frames the guest sent: the viewer's upper limit
+        "steps": float(len(controller.episode.steps)),
+    }
+
+
+def cold_start() -> float:
+    code = (
+        "import time, argparse;"
+        "from PySide6.QtCore import QTimer;"
+        "from PySide6.QtWidgets import QApplication;"
+        "import osw_studio.app as a;"
+        "QTimer.singleShot(0, lambda: (print('shown', flush=True), QApplication.quit()));"
+        "a.main(argparse.Namespace(config=None))"
+    )
+    env = {**os.environ, "OSW_STUDIO_NO_ENV": "1", "QT_QPA_PLATFORM": "offscreen"}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    shown = time.perf_counter() - start
+    proc.wait(timeout=30)
+    assert line.strip() == "shown", line
+    return shown
+
+
+def main() -> None:
+    cold = [cold_start() for _ in range(5)]
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    library = TaskLibrary.from_paths([ROOT / "tasks"])
+    entry = library.get("write-hello-file")
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.model_validate(
+            {"evaluation": {"screen_resolution": "1920x1080", "max_steps": STEPS}}
+        )
+        services = Services(settings, Path(tmp) / "runs", agent_factory=lambda p, e: TypingAgent())
+        from PySide6.QtCore import QSettings
+
+        window = MainWindow(
+            library, services, qsettings=QSettings(str(Path(tmp) / "l.ini"), QSettings.Format.IniFormat)
+        )
+        window.show()
+        try:
+            with loop:
+                figures = loop.run_until_complete(measure_run(window, entry))
+                loop.run_until_complete(services.aclose())
+        finally:
+            window.close()
+    figures["cold_start_s"] = round(statistics.median(cold), 3)
+    print(f"{'figure':<24}{'median/value':>14}{'target':>10}")
+    for key, value in figures.items():
+        target = TARGETS.get(key.replace("_during_run", ""), "")
+        print(f"{key:<24}{value:>14}{target!s:>10}")
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data["ui"] = {**figures, "screen": [1920, 1080], "cold_start_runs": 5, "targets": TARGETS}
+    RESULTS.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
