@@ -81,7 +81,15 @@ class XTestInput:
                     raise
                 except Exception as exc:
                     raise ActionFailed(index, f"{action.kind} failed: {exc}") from exc
+                finally:
+                    self._drain_events()
         return len(actions)
+
+    def _drain_events(self) -> None:
+        # Every client receives MappingNotify after a remap; nobody reads this connection's events, so
+        # drop them instead of letting python-xlib queue them forever.
+        while self._display.pending_events():
+            self._display.next_event()
 
     # -- dispatch --------------------------------------------------------------------------------
 

@@ -58,10 +58,10 @@ def test_typed_unicode_arrives_exactly_in_mousepad(desktop: Desktop) -> None:
 
 
 def _window_geometry(desktop: Desktop, title: str) -> tuple[int, int]:
-    """The top-left of the window's client area, in screen pixels (xwininfo's absolute position)."""
-    command = f"xwininfo -name {shlex.quote(title)} 2>/dev/null | grep 'Absolute upper-left'"
-    out = wait_for(lambda: shell_output(desktop, command), lambda text: "Absolute" in text)
-    x, y = (int(line.rsplit(":", 1)[1]) for line in out.splitlines())
+    """The top-left of the window's client area once it is on screen (xwininfo's absolute position)."""
+    command = f"xwininfo -name {shlex.quote(title)} 2>/dev/null | grep -E 'Absolute upper-left|Map State'"
+    out = wait_for(lambda: shell_output(desktop, command), lambda text: "IsViewable" in text)
+    x, y = (int(line.rsplit(":", 1)[1]) for line in out.splitlines() if "Absolute" in line)
     return x, y
 
 
@@ -69,14 +69,18 @@ def test_click_lands_where_asked(desktop: Desktop) -> None:
     for title, place in (("left-term", "+40+40"), ("right-term", "+900+500")):
         command = ["xterm", "-T", title, "-geometry", f"40x10{place}", "-e", "sleep", "600"]
         desktop.client.post("/setup/launch", json={"command": command, "shell": False})
-    for title in ("left-term", "right-term", "left-term"):
-        x, y = _window_geometry(desktop, title)
+    # Both windows first: a window that maps late takes the focus and would undo a click.
+    for title in ("left-term", "right-term"):
+        _window_geometry(desktop, title)
+
+    def click_into(title: str) -> str:
+        x, y = _window_geometry(desktop, title)  # read again: the window manager may still move it
         send(desktop, dump_actions([Click(x=x + 60, y=y + 40)]))
         assert desktop.client.get("/cursor_position").json() == [x + 60, y + 40]
-        active = wait_for(
-            lambda: shell_output(desktop, "xdotool getactivewindow getwindowname"),
-            lambda name, title=title: name == title,
-        )
+        return shell_output(desktop, "xdotool getactivewindow getwindowname")
+
+    for title in ("left-term", "right-term", "left-term"):
+        active = wait_for(lambda title=title: click_into(title), lambda name, title=title: name == title)
         assert active == title
     for title in ("left-term", "right-term"):
         desktop.client.post("/setup/close_window", json={"window_name": title, "strict": True})
@@ -87,18 +91,15 @@ def test_drag_selects_text(desktop: Desktop) -> None:
     desktop.client.post(
         "/setup/launch", json={"command": [*command, "echo DRAGME; sleep 600"], "shell": False}
     )
-    x, y = _window_geometry(desktop, "drag-term")
-    # xterm's "fixed" font cells are 6x13 px after a 2 px border: select the six cells of "DRAGME".
-    row_y = y + 2 + 6
-    drag = DragTo(start_x=x + 3, start_y=row_y, x=x + 2 + 6 * 6 - 1, y=row_y)
-    selection = wait_for(
-        lambda: (send(desktop, dump_actions([drag])), shell_output(desktop, "xclip -o -selection primary"))[
-            1
-        ],
-        lambda text: text == "DRAGME",
-        seconds=5,
-    )
-    assert selection == "DRAGME"
+
+    def drag_over_word() -> str:
+        x, y = _window_geometry(desktop, "drag-term")
+        # xterm's "fixed" font cells are 6x13 px after a 2 px border: select the six cells of "DRAGME".
+        row_y = y + 2 + 6
+        send(desktop, dump_actions([DragTo(start_x=x + 3, start_y=row_y, x=x + 2 + 6 * 6 - 1, y=row_y)]))
+        return shell_output(desktop, "xclip -o -selection primary")
+
+    assert wait_for(drag_over_word, lambda text: text == "DRAGME") == "DRAGME"
     desktop.client.post("/setup/close_window", json={"window_name": "drag-term", "strict": True})
 
 

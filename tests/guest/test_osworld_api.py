@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 
@@ -147,3 +149,22 @@ def test_no_token_no_service(desktop: Desktop) -> None:
     paths = schema.json()["paths"]
     for route in ("/input", "/stream", "/capabilities", "/screenshot", "/setup/upload", "/accessibility"):
         assert route in paths
+
+
+def test_no_token_mode_serves_osworld_clients_without_auth(desktop: Desktop) -> None:
+    ready = desktop.home / "no-token.ready"
+    options = ["--port", "0", "--no-token", "--ready-file", str(ready)]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "osw_studio.guest", "--display", desktop.display, *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        line = wait_for(lambda: ready.read_text() if ready.exists() else "", lambda text: "ready on" in text)
+        assert line.strip().endswith("token=none")
+        url = line.split(" on ")[1].split(" token=")[0]
+        assert httpx.post(url + "/screen_size").json() == {"width": 1920, "height": 1080}
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=10)
+    assert b"--no-token" in stderr
