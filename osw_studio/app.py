@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
         await closed.wait()
         if prepare is not None:
             prepare.cancel()
-        await services.aclose()
+        await window.shutdown()
 
     with loop:
         loop.run_until_complete(run())

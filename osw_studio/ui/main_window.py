@@ -295,7 +295,7 @@ class MainWindow(QMainWindow):
         ):
             controller.listen(name, slot)
         await self._attach_stream(episode)
-        controller.start()
+        controller.start().add_done_callback(lambda _task: self._on_run_ended(episode))
         self._update_actions()
         return controller
 
@@ -426,6 +426,21 @@ class MainWindow(QMainWindow):
         self.history.refresh()
         self.tasks.refresh()
         self._update_actions()
+
+    def _on_run_ended(self, episode: Episode) -> None:
+        self._update_actions()
+        self.inspector.refresh_buttons()
+        self._spawn(episode.agent.aclose())  # the model client's connections
+
+    async def shutdown(self) -> None:
+        """Stop the run, close the agent, the live stream and the env (the app is closing)."""
+        if self.controller is not None and self.controller.running:
+            self.controller.stop()
+            await self.controller.wait()
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        await self.viewer.detach_stream()
+        await self.services.aclose()
 
     def _on_error_raised(self, error: object) -> None:
         if isinstance(error, OswError):

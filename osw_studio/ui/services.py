@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from osw_studio.agent.base import Agent
 from osw_studio.core.errors import GuestError, OswError
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, EpisodeConfig
@@ -22,7 +23,7 @@ from osw_studio.ui.settings_dialog import env_choice
 
 log = logging.getLogger(__name__)
 
-AgentFactory = Callable[[ResolvedProfile, TaskEntry], Any]
+AgentFactory = Callable[[ResolvedProfile, TaskEntry], Agent]
 """Builds the agent that acts for a profile on a task."""
 
 
@@ -127,13 +128,12 @@ class Services:
             await self._close_env()
 
 
-def default_agent_factory(profile: ResolvedProfile, entry: TaskEntry) -> Any:
+def default_agent_factory(profile: ResolvedProfile, entry: TaskEntry) -> Agent:
     """The agent the profile names, from the agent package.
 
     Raises:
         OswError: If the agent cannot be made (no key, unknown kind, no reference solution to replay).
     """
-    import importlib
+    from osw_studio.agent.registry import make_agent
 
-    agents = importlib.import_module("osw_studio.agent")
-    return agents.make_agent(profile, task=entry.task)
+    return make_agent(profile, task=entry.task)

@@ -232,6 +232,10 @@ class StepInspector(QWidget):
         self.show_error(None)
         self.actions_edited.emit(actions)
 
+    def refresh_buttons(self) -> None:
+        """Enable the buttons that apply now (after the run ended, for instance)."""
+        self._update_buttons()
+
     def _update_buttons(self) -> None:
         live = self.controller is not None and self._live
         gating = live and self._gating
