@@ -41,6 +41,7 @@ from osw_studio.runner.summary import (
     Session,
     TaskOutcome,
     latest_outcomes,
+    read_summary,
     scan_runs,
     write_summary,
 )
@@ -136,6 +137,7 @@ class Batch:
         self._stopping = False
         self._export_lock = asyncio.Lock()
         self._exporter: object | None = None
+        self._prior_sessions: list[Session] = []
 
     # --- the run ------------------------------------------------------------------------------------
 
@@ -152,6 +154,14 @@ class Batch:
                 where=str(self.out),
                 hint="pass --resume to go on with them, or choose another --out",
             )
+        prior = read_summary(self.out) if self.resume else None
+        if prior is not None and prior.model and self.summary.model and prior.model != self.summary.model:
+            raise StoreError(
+                f"the output folder holds results of {prior.model!r}, not {self.summary.model!r}",
+                where=str(self.out),
+                hint="choose another --out to compare models (then `osw-studio eval stats A --compare B`)",
+            )
+        self._prior_sessions = list(prior.sessions) if prior is not None else []
         keys = {(e.domain, e.task.id) for e in self.entries}
         self.outcomes = {k: o for k, o in earlier.items() if k in keys and o.scored}
         self.skipped = len(self.outcomes)
@@ -170,7 +180,8 @@ class Batch:
             raise StoreError(f"cannot create the output folder: {exc.strerror}", where=str(self.out)) from exc
         self._started = time.perf_counter()
         session = Session(started_at=time.time(), envs=len(self.workers))
-        self.summary.sessions.append(session)
+        self.summary.sessions = [*self._prior_sessions, session]
+        await self._export_missing()
         self._write_summary()
         self._emit_progress()
         try:
@@ -245,6 +256,14 @@ class Batch:
                 await asyncio.to_thread(add)
             except (OswError, OSError) as exc:  # the run store stays the record; only the copy failed
                 log.warning("OSWorld layout for run %s not written: %s", run_id, exc)
+
+    async def _export_missing(self) -> None:
+        """Put earlier scored runs into OSWorld's layout when a kill came between their result and export."""
+        results = self.out / RESULTS_DIR
+        exported = {(p.parent.parent.name, p.parent.name) for p in results.rglob("result.txt")}
+        for key, outcome in self.outcomes.items():
+            if key not in exported and outcome.run_id is not None:
+                await self._export(outcome.run_id)
 
     def _write_summary(self) -> None:
         session = self.summary.sessions[-1]

@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +125,8 @@ class EnvSlot:
         self.config = config
         self.env: Env | None = None
         self.episode: Episode | None = None
-        self.recycled = 0
+        self.recycled: Counter[str] = Counter()
+        """Envs closed by reason: ``error`` (after a failed task), ``task`` (one per task), ``close``."""
         self._stopping = False
 
     async def run(self, entry: TaskEntry) -> TaskOutcome:
@@ -252,7 +254,7 @@ class EnvSlot:
         env, self.env = self.env, None
         if env is None:
             return
-        self.recycled += 1
+        self.recycled[reason] += 1
         try:
             await asyncio.wait_for(env.close(), 30.0)
         except (OswError, TimeoutError) as exc:
