@@ -10,9 +10,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
-import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -185,24 +185,49 @@ def _shorten(text: str, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _read_line(prompt: str) -> asyncio.Future[str | None]:
-    """Read one line from the terminal on a daemon thread (None at end of input).
+class _LineReader:
+    """Reads lines from stdin on the event loop, without a thread.
 
-    A daemon thread rather than the loop's executor: a prompt left unanswered when the episode ends
-    must not keep the process alive.
+    A thread blocked in ``input()`` would outlive a stopped episode and abort the interpreter at exit;
+    the loop's reader callback is simply removed instead.
     """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str | None] = loop.create_future()
 
-    def read() -> None:
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._eof = False
+
+    async def read_line(self, prompt: str) -> str | None:
+        """Print ``prompt`` and return the next line without its newline (None at end of input)."""
+        print(prompt, end="", flush=True)
+        fd = sys.stdin.fileno()
+        while b"\n" not in self._buffer and not self._eof:
+            await self._readable(fd)
+            chunk = os.read(fd, 4096)
+            self._eof = not chunk
+            self._buffer += chunk
+        line, newline, rest = self._buffer.partition(b"\n")
+        if not newline and not line:
+            return None
+        self._buffer = rest
+        return line.decode(errors="replace")
+
+    @staticmethod
+    async def _readable(fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def on_readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
         try:
-            line: str | None = input(prompt)
-        except (EOFError, OSError):
-            line = None
-        loop.call_soon_threadsafe(_settle_future, future, line)
-
-    threading.Thread(target=read, name="osw-studio-prompt", daemon=True).start()
-    return future
+            loop.add_reader(fd, on_readable)
+        except (OSError, ValueError):  # a regular file: epoll refuses it, and reading it never blocks
+            return
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
 
 
 def _parse_actions(text: str) -> list[Action] | None:
@@ -218,17 +243,13 @@ def _parse_actions(text: str) -> list[Action] | None:
         return None
 
 
-def _settle_future(future: asyncio.Future[str | None], value: str | None) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
 class _Printer:
     """Prints an episode's steps as they finish and, with ``approve``, asks before each action."""
 
     def __init__(self, episode: Episode, *, approve: bool) -> None:
         self.episode = episode
         self.approve = approve
+        self._terminal = _LineReader()
         self._asking: set[asyncio.Task[None]] = set()
         episode.step_finished.connect(self._on_step_finished)
         episode.error_raised.connect(self._on_error_raised)
@@ -289,7 +310,7 @@ class _Printer:
 
         submit = getattr(self.episode.agent, "submit")  # noqa: B009 - only the human agent has it
         while True:
-            text = await _read_line(
+            text = await self._terminal.read_line(
                 f'step {self.episode.step_index + 1:>2}  your actions as JSON (e.g. [{{"kind": "click", '
                 f'"x": 10, "y": 20}}]), or "done": '
             )
@@ -309,7 +330,7 @@ class _Printer:
         if proposal.error:
             print(f"         could not parse the reply: {proposal.error}")
         while self.episode.proposal is proposal:
-            answer = await _read_line("         run it? [Enter] yes, s skip, e edit, q stop: ")
+            answer = await self._terminal.read_line("         run it? [Enter] yes, s skip, e edit, q stop: ")
             if self.episode.proposal is not proposal:
                 return
             word = answer.strip().lower() if answer is not None else "q"  # end of input stops
@@ -320,7 +341,7 @@ class _Printer:
             elif word in ("q", "quit", "stop"):
                 self.episode.stop()
             elif word in ("e", "edit"):
-                text = await _read_line(
+                text = await self._terminal.read_line(
                     '         actions as JSON, e.g. [{"kind": "click", "x": 10, "y": 20}]: '
                 )
                 edited = _parse_actions(text or "")

@@ -465,10 +465,12 @@ class Episode:
         timings["gate"] = time.perf_counter() - t0
         self.step_index += 1
         self._agent_steps += 1
+        source = self._agent_source()
         record = StepRecord(
             index=self.step_index,
-            source=self._agent_source(),
-            verdict=decision.verdict,
+            source=source,
+            # The human agent's own steps passed no gate: they are a person's, like a takeover's.
+            verdict="human" if source == "human" and decision.verdict == "auto" else decision.verdict,
             response=prediction.response,
             thought=prediction.thought,
             proposed=proposal.actions,
