@@ -1,0 +1,96 @@
+"""The plain data of an episode: its states, its limits and modes, and the proposal its gate holds.
+
+Re-exported by :mod:`osw_studio.runner.episode`, which is where the UI and the CLI import them from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from osw_studio.core.actions import Action
+from osw_studio.core.observation import Observation
+from osw_studio.runner.settle import SettlePolicy
+
+
+class EpisodeState(StrEnum):
+    """Where an episode is; the last four are final."""
+
+    IDLE = "idle"
+    RESETTING = "resetting"
+    OBSERVING = "observing"
+    PREDICTING = "predicting"
+    GATING = "gating"
+    EXECUTING = "executing"
+    EVALUATING = "evaluating"
+    FINISHED = "finished"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    ERROR = "error"
+
+    @property
+    def is_final(self) -> bool:
+        """Whether the episode is over.
+
+        >>> EpisodeState.FAILED.is_final, EpisodeState.GATING.is_final
+        (True, False)
+        """
+        return self in _FINAL
+
+
+_FINAL = frozenset({EpisodeState.FINISHED, EpisodeState.FAILED, EpisodeState.STOPPED, EpisodeState.ERROR})
+
+DEFAULT_PHASE_TIMEOUTS: dict[str, float] = {
+    "reset": 600.0,
+    "observe": 60.0,
+    "predict": 300.0,
+    "execute": 120.0,
+    "evaluate": 600.0,
+}
+"""Seconds each phase may take before the episode ends in error (OSWorld's setup can take minutes)."""
+
+
+@dataclass
+class EpisodeConfig:
+    """Limits and modes of one episode.
+
+    Attributes:
+        max_steps: The most agent steps (a person's own steps during a takeover do not count).
+        mode: ``auto`` (actions pass the gate) or ``approve`` (each waits for a person).
+        phase_timeouts: Seconds per phase (``reset``, ``observe``, ``predict``, ``execute``,
+            ``evaluate``); missing phases use :data:`DEFAULT_PHASE_TIMEOUTS`.
+        settle: The wait for a stable screen after each action.
+        observe_accessibility: Whether to grab the accessibility tree with each observation.
+    """
+
+    max_steps: int = 30
+    mode: Literal["auto", "approve"] = "auto"
+    phase_timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PHASE_TIMEOUTS))
+    settle: SettlePolicy = field(default_factory=SettlePolicy)
+    observe_accessibility: bool = False
+
+    def timeout(self, phase: str) -> float:
+        """Seconds allowed for ``phase``."""
+        return self.phase_timeouts.get(phase, DEFAULT_PHASE_TIMEOUTS[phase])
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What the gate holds while it waits for a person.
+
+    Attributes:
+        index: The step number (1-based).
+        response: The model's raw output.
+        thought: Its reasoning part, when the format has one.
+        actions: The parsed actions, in screen pixels.
+        error: Why the reply could not be parsed, if it could not.
+        observation: The screen the proposal was made on.
+    """
+
+    index: int
+    response: str | None
+    thought: str | None
+    actions: list[Action]
+    error: str | None
+    observation: Observation
