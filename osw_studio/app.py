@@ -60,13 +60,26 @@ def _setup_logging() -> Path:
     return path
 
 
+def _exit_after_ms() -> int | None:
+    """``OSW_STUDIO_EXIT_AFTER_MS``: close the window that many milliseconds after it opens."""
+    value = os.environ.get("OSW_STUDIO_EXIT_AFTER_MS", "").strip()
+    if not value:
+        return None
+    if not value.isdigit():
+        log.warning("OSW_STUDIO_EXIT_AFTER_MS=%r is not a whole number of milliseconds; ignored", value)
+        return None
+    return int(value)
+
+
 def main(args: argparse.Namespace) -> int:
     """Open the main window and run until it closes; the exit code."""
     started = time.perf_counter()
     import qasync
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from osw_studio.ui.errors import ErrorReporter, error_text, install_excepthook
+    from osw_studio.ui.icons import app_icon
     from osw_studio.ui.main_window import MainWindow
     from osw_studio.ui.services import Services
 
@@ -76,6 +89,8 @@ def main(args: argparse.Namespace) -> int:
     app.setApplicationName(APP_NAME)
     app.setApplicationDisplayName("OSW Studio")
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName("osw-studio")  # ties windows to packaging/linux/osw-studio.desktop
+    app.setWindowIcon(app_icon())
     try:
         settings = load_settings(getattr(args, "config", None))
     except OswError as exc:
@@ -101,6 +116,9 @@ def main(args: argparse.Namespace) -> int:
 
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
+    exit_after = _exit_after_ms()
+    if exit_after is not None:  # packaging smoke tests: open the window, then close it like a person
+        QTimer.singleShot(exit_after, window.close)
 
     async def prepare_env() -> None:
         window.status.set_env(services.env_description() + " · starting…")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
 
 from osw_studio import __version__
@@ -119,7 +119,6 @@ class MainWindow(QMainWindow):
             Qt.Orientation.Horizontal,
         )
 
-        self.resizeDocks([self.docks["timeline"]], [150], Qt.Orientation.Vertical)
         self._build_actions()
         self.tasks.task_activated.connect(lambda _e: self.run_or_resume())
         self.tasks.task_selected.connect(self._on_task_selected)
@@ -148,8 +147,16 @@ class MainWindow(QMainWindow):
         state = self.qsettings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state, LAYOUT_VERSION)
+        self._layout_restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: D102 (Qt override)
+        super().showEvent(event)
+        if not self._layout_restored:  # first launch: a big viewer, a slim timeline
+            self._layout_restored = True
+            height = max(400, self.height() - 280)
+            self.resizeDocks(
+                [self.docks["viewer"], self.docks["timeline"]], [height, 150], Qt.Orientation.Vertical
+            )
 
     def save_layout(self) -> None:
         """Save the window geometry and dock layout."""
@@ -392,12 +399,16 @@ class MainWindow(QMainWindow):
             self._show_screenshot(observation.screenshot)
         self.viewer.canvas.set_screen_size(observation.size)
 
-    def _show_screenshot(self, data: bytes) -> None:
+    def _show_screenshot(self, data: bytes, *, recorded: bool = False) -> None:
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(None, decode_frame, data, self.viewer.canvas.fit_size())
 
         def done(f: asyncio.Future[QImage]) -> None:
-            if not f.cancelled() and f.exception() is None:
+            if f.cancelled() or f.exception() is not None:
+                return
+            if recorded:  # a past run's screen, whatever the live stream shows
+                self.viewer.canvas.set_frame(f.result())
+            else:
                 self.viewer.show_encoded(f.result())
 
         future.add_done_callback(done)
@@ -458,7 +469,7 @@ class MainWindow(QMainWindow):
         if self._history_run is not None:
             path = self._history_run.screenshot_path(record)
             if path is not None:
-                self._show_screenshot(path.read_bytes())
+                self._show_screenshot(path.read_bytes(), recorded=True)
             self.viewer.canvas.set_actions(record.executed)
 
     def open_run(self, run: RunStore) -> None:
@@ -473,6 +484,8 @@ class MainWindow(QMainWindow):
             self.reporter.report(exc)
             return
         self._history_run = run
+        self._spawn(self.viewer.detach_stream())  # the viewer shows the run's screens now
+        self.viewer.source_label.setText(f"run {run.run_id}")
         self.inspector.bind(None)
         self.timeline.clear_steps()
         if meta.screen_width and meta.screen_height:

@@ -29,7 +29,8 @@ def describe(action: Action) -> str:
     ('click (1, 2)', 'ctrl+s', 'type "hi"')
     """
     if isinstance(action, Typing):
-        text = action.text if len(action.text) <= 40 else action.text[:39] + "…"
+        text = action.text.replace("\n", "⏎")
+        text = text if len(text) <= 40 else text[:39] + "…"
         return f'type "{text}"'
     if isinstance(action, Hotkey):
         return "+".join(action.keys)

@@ -178,7 +178,7 @@ class StepInspector(QWidget):
         self.title.setText(f"Step {record.index} · {record.verdict} · by {who}")
         self.output.setPlainText(record.response or "")
         self.thought.setPlainText(record.thought or "")
-        shown = record.executed if record.executed or record.verdict == "skipped" else record.proposed
+        shown = record.proposed if record.verdict == "skipped" or not record.executed else record.executed
         self.editor.set_actions(shown)
         extra = ""
         if record.verdict == "edited" and record.proposed != record.executed:

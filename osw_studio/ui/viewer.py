@@ -268,7 +268,6 @@ class VmViewer(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.canvas, 1)
         self.meter = FpsMeter()
-        self.canvas.frame_shown.connect(self.meter.tick)
         self._stream: FrameStream | None = None
         self._fps_timer = QTimer(self)
         self._fps_timer.setInterval(500)
@@ -283,7 +282,7 @@ class VmViewer(QWidget):
     def attach_stream(self, stream: FrameStream, screen_size: tuple[int, int] | None = None) -> None:
         """Show frames from ``stream`` (started here) for a guest of ``screen_size``."""
         self._stream = stream
-        stream.frame_ready.connect(self.canvas.set_frame)
+        stream.frame_ready.connect(self._on_stream_frame)
         stream.status_changed.connect(self._on_stream_status)
         self.canvas.set_screen_size(screen_size)
         self.source_label.setText(stream.base_url)
@@ -295,7 +294,7 @@ class VmViewer(QWidget):
         stream, self._stream = self._stream, None
         if stream is not None:
             await stream.stop()
-            stream.frame_ready.disconnect(self.canvas.set_frame)
+            stream.frame_ready.disconnect(self._on_stream_frame)
             stream.status_changed.disconnect(self._on_stream_status)
 
     def show_encoded(self, image: QImage) -> None:
@@ -308,6 +307,10 @@ class VmViewer(QWidget):
         self.canvas.set_takeover(on)
         self.hint_label.setText("TAKEOVER: your input goes to the guest (Ctrl+T ends)" if on else "")
         self.hint_label.setStyleSheet(f"color: {TAKEOVER_COLOR.name()}; font-weight: bold;" if on else "")
+
+    def _on_stream_frame(self, image: QImage) -> None:
+        self.meter.tick()  # only live frames count towards fps
+        self.canvas.set_frame(image)
 
     def _on_stream_status(self, status: str) -> None:
         base = self._stream.base_url if self._stream else ""

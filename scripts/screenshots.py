@@ -1,0 +1,131 @@
+"""Render the app's main states to PNG under docs/screenshots/ (README shows them).
+
+It runs the real window offscreen against a real local sandbox, with the replay agent playing a bundled
+task's reference solution in approve mode, so every picture shows a real guest screen:
+
+- main.png: the task browser with a task's details, the viewer, the inspector and timeline;
+- approve.png: a proposal drawn on the live screen, waiting for Approve / Edit / Skip / Take over;
+- takeover.png: a person in control of the guest;
+- history.png: a finished run opened from the run history, its timeline marked;
+- settings.png: the settings dialog.
+
+Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import qasync
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QWidget
+
+from osw_studio.agent.registry import make_agent
+from osw_studio.core.actions import Typing
+from osw_studio.settings import Settings
+from osw_studio.tasks import TaskLibrary
+from osw_studio.ui.main_window import MainWindow
+from osw_studio.ui.services import Services
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = "write-hello-file"
+
+
+async def until(predicate: Callable[[], bool], seconds: float = 60) -> None:
+    async with asyncio.timeout(seconds):
+        while not predicate():  # noqa: ASYNC110 (widget state has no event to await)
+            await asyncio.sleep(0.05)
+
+
+def save(widget: QWidget, out: Path, name: str) -> None:
+    widget.grab().save(str(out / name))
+    print(f"wrote {out / name}")
+
+
+async def render(window: MainWindow, out: Path) -> None:
+    window.tasks.select_task(TASK)
+    await window.services.ensure_env()
+    window.status.set_env(window.services.env_description() + " · ready")
+    await asyncio.sleep(0.3)
+    save(window, out, "main.png")
+
+    window.mode.setCurrentText("approve")
+    window.run_action.trigger()
+    inspector = window.inspector
+    await until(lambda: inspector.approve_button.isEnabled())
+    stream = window.viewer.stream
+    await until(lambda: stream is not None and stream.decoded >= 1)
+    await asyncio.sleep(1.0)  # a second of live frames for the fps label
+    save(window, out, "approve.png")
+
+    window.approve_action.trigger()
+    await until(lambda: len(window.timeline.records) == 1 and inspector.approve_button.isEnabled())
+    window.takeover_action.trigger()
+    await until(lambda: window.viewer.canvas.takeover)
+    controller = window.controller
+    assert controller is not None
+    # the person types the command themselves (the held proposal is dropped)
+    controller.human_input([Typing(text="echo hello > ~/Desktop/hello.txt\n")])
+    await controller.drain_human_input()
+    await asyncio.sleep(0.8)
+    save(window, out, "takeover.png")
+    window.takeover_action.trigger()
+
+    while controller.running:
+        if inspector.approve_button.isEnabled():
+            window.approve_action.trigger()
+        await asyncio.sleep(0.1)
+    window.history.refresh()
+    window.docks["history"].raise_()
+    window.open_run(window.history.runs[0])
+    window.timeline.setCurrentRow(1)
+    await window.timeline.thumbnails_ready()
+    await asyncio.sleep(0.5)
+    save(window, out, "history.png")
+
+    dialog = window.open_settings()
+    await asyncio.sleep(0.3)
+    save(dialog, out, "settings.png")
+    dialog.reject()
+
+
+def main() -> int:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.model_validate(
+            {
+                "evaluation": {"screen_resolution": "1280x720", "max_steps": 10},
+                "model_provider": {"model": "replay"},
+            }
+        )
+        services = Services(
+            settings,
+            Path(tmp) / "runs",
+            agent_factory=lambda p, e: make_agent(p.model_copy(update={"agent": "replay"}), task=e.task),
+        )
+        library = TaskLibrary.from_paths([ROOT / "tasks"])
+        layout = QSettings(str(Path(tmp) / "layout.ini"), QSettings.Format.IniFormat)
+        window = MainWindow(library, services, qsettings=layout)
+        window.resize(1600, 960)
+        window.show()
+        with loop:
+            try:
+                loop.run_until_complete(render(window, out))
+            finally:
+                loop.run_until_complete(window.shutdown())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
