@@ -133,11 +133,13 @@ class Batch:
         self.running = 0
         self.busy = 0.0
         self._started = 0.0
+        self._ended: float | None = None
         self._done_here = 0
         self._stopping = False
         self._export_lock = asyncio.Lock()
         self._exporter: object | None = None
         self._prior_sessions: list[Session] = []
+        self._recording: set[asyncio.Future[None]] = set()
 
     # --- the run ------------------------------------------------------------------------------------
 
@@ -186,8 +188,9 @@ class Batch:
         self._emit_progress()
         try:
             await asyncio.gather(*(self._drive(worker, todo) for worker in self.workers))
+            self._ended = time.perf_counter()  # the wall time ends with the last task, not the cleanup
         finally:
-            await asyncio.gather(*(self._close(w) for w in self.workers))
+            await asyncio.gather(*(self._close(w) for w in self.workers), *list(self._recording))
             self._write_summary()
         self.batch_finished.emit(self.summary)
         return self.summary
@@ -211,11 +214,14 @@ class Batch:
             finally:
                 self.running -= 1
                 self.busy += time.perf_counter() - t0
-            await self._record(outcome)
+            # The outcome counts at once; the OSWorld copy is made while the env goes on to its next task.
+            self.outcomes[(outcome.domain, outcome.task_id)] = outcome
+            self._done_here += 1
+            recording = asyncio.ensure_future(self._record(outcome))
+            self._recording.add(recording)
+            recording.add_done_callback(self._recording.discard)
 
     async def _record(self, outcome: TaskOutcome) -> None:
-        self.outcomes[(outcome.domain, outcome.task_id)] = outcome
-        self._done_here += 1
         if outcome.run_id is not None:
             await self._export(outcome.run_id)
         self._write_summary()
@@ -267,7 +273,7 @@ class Batch:
 
     def _write_summary(self) -> None:
         session = self.summary.sessions[-1]
-        wall = time.perf_counter() - self._started
+        wall = (self._ended or time.perf_counter()) - self._started
         session.wall_time = round(wall, 3)
         session.env_busy = round(self.busy, 3)
         session.env_utilisation = round(self.busy / (wall * session.envs), 4) if wall > 0 else 0.0
