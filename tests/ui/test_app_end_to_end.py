@@ -135,7 +135,10 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     assert steps[1].proposed == [Typing(text="echo wrong > ~/Desktop/hello.txt\n")]
     assert steps[1].executed == [Typing(text="echo hello > ~/Desktop/hello.txt\n")]
     human = [s for s in steps if s.source == "human"]
-    assert len(human) == 1 and human[0].executed == [Click(x=640, y=360)]
+    assert len(human) == 1 and len(human[0].executed) == 1
+    click = human[0].executed[0]
+    # the viewer's centre is the guest's (640, 360), within one widget pixel at this scale (~2 guest px)
+    assert isinstance(click, Click) and abs(click.x - 640) <= 2 and abs(click.y - 360) <= 2
     assert all(store.screenshot_path(s) is not None for s in steps if s.verdict != "skipped")
     assert store.status == "stopped"
     # and the guest really got the edited command
