@@ -8,8 +8,9 @@ server writes its ``--ready-file``.
 
 When ``bwrap`` (bubblewrap) is installed, each process runs inside it: the real ``/`` read-only, a
 private ``/tmp`` shared by the env's processes, and a throwaway HOME mounted at ``/home/user`` (the
-path OSWorld's tasks write to). ``--unshare-pid --die-with-parent`` means everything an env starts,
-including apps launched in the guest, dies with it. Without bwrap, HOME and TMPDIR still point into the
+path OSWorld's tasks write to); the user's real HOME, ``/home`` and ``/run/user`` are hidden.
+``--unshare-pid --die-with-parent`` means everything an env starts, including apps launched in the
+guest, dies with it. Without bwrap, HOME and TMPDIR still point into the
 env's own folder and ``setpriv --pdeathsig`` ties each process to this one; but then processes
 that those start (AT-SPI's private bus, apps launched in the guest) can outlive a parent killed with
 SIGKILL, as nothing reaps them (a clean exit still stops them all).
@@ -98,6 +99,45 @@ def is_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def hide_user_files(home: Path, keep: list[Path], *, run_user: bool = True) -> list[str]:
+    """The bwrap arguments that hide ``/home``, the user's real HOME and ``/run/user`` from the sandbox.
+
+    The real HOME holds keys (``~/.ssh``, ``~/.gnupg``, the keyring) and ``/run/user`` the user's D-Bus
+    (the Secret Service). What the sandbox needs from under them (``keep``: the Python and the
+    package that run the guest server) stays visible, read-only. A HOME under ``/tmp`` is hidden by
+    the sandbox's private ``/tmp`` already.
+
+    Examples:
+        >>> hide_user_files(Path("/root"), [Path("/usr")], run_user=False)
+        ['--tmpfs', '/home', '--tmpfs', '/root']
+        >>> hide_user_files(Path("/home/ann"), [Path("/home/ann/venv")], run_user=False)
+        ['--tmpfs', '/home', '--ro-bind', '/home/ann/venv', '/home/ann/venv']
+    """
+    hidden = [Path("/home")]
+    if home != Path("/") and not any(home.is_relative_to(p) for p in ("/home", "/tmp")):
+        hidden.append(home)
+    if run_user:
+        hidden.append(Path("/run/user"))
+    args: list[str] = []
+    for path in hidden:
+        args += ["--tmpfs", str(path)]
+    for path in dict.fromkeys(keep):
+        if any(path.is_relative_to(h) for h in hidden):
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _hidden_mounts() -> list[str]:
+    """:func:`hide_user_files` for this machine: its HOME, this Python and the osw_studio package."""
+    import osw_studio
+
+    package = Path(osw_studio.__file__).resolve().parent.parent
+    keep = [p for p in (Path(sys.prefix), Path(sys.base_prefix), package) if p.exists()]
+    home = Path.home()
+    # bwrap cannot mount over a path that does not exist on the read-only root.
+    return hide_user_files(home if home.is_dir() else Path("/"), keep, run_user=Path("/run/user").is_dir())
+
+
 def _ensure_x11_dir() -> None:
     x11 = Path("/tmp/.X11-unix")
     if not x11.exists():
@@ -180,7 +220,7 @@ class LocalSession:
                 "--proc", "/proc",
                 "--tmpfs", "/dev/shm",
                 *tmp,
-                "--tmpfs", "/home",
+                *_hidden_mounts(),
                 "--bind", str(self.home), SANDBOX_HOME,
                 "--chdir", SANDBOX_HOME,
                 "--unshare-pid",
