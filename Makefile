@@ -25,7 +25,7 @@ test: setup
 	$(XVFB) $(BIN)/pytest $(PYTEST_ARGS)
 
 test-reliability: setup
-	$(XVFB) $(BIN)/pytest -m reliability --reliability-full $(PYTEST_ARGS)
+	$(XVFB) $(BIN)/pytest tests/reliability -m reliability --reliability-full $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff format --check .
