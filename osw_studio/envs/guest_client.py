@@ -367,15 +367,17 @@ class GuestClient:
 
     async def activate_window(
         self, window_name: str, *, strict: bool = False, by_class: bool = False
-    ) -> None:
-        """Raise and focus a window by title (or class)."""
+    ) -> bool:
+        """Raise and focus a window by title (or class); False if no window matches (the guest's 404)."""
         body = {"window_name": window_name, "strict": strict, "by_class": by_class}
-        await self._request("POST", "/setup/activate_window", read=False, json=body)
+        response = await self._request("POST", "/setup/activate_window", read=False, ok=(200, 404), json=body)
+        return response.status_code == 200
 
-    async def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> None:
-        """Close a window by title (or class)."""
+    async def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> bool:
+        """Close a window by title (or class); False if no window matches (the guest's 404)."""
         body = {"window_name": window_name, "strict": strict, "by_class": by_class}
-        await self._request("POST", "/setup/close_window", read=False, json=body)
+        response = await self._request("POST", "/setup/close_window", read=False, ok=(200, 404), json=body)
+        return response.status_code == 200
 
     async def change_wallpaper(self, path: str) -> None:
         """Set the desktop wallpaper to a guest image file."""

@@ -61,6 +61,9 @@ from osw_studio.envs.guest_client import CommandResult, GuestClient
 
 log = logging.getLogger(__name__)
 
+WINDOW_WAIT = 5.0
+"""Seconds ``activate_window`` waits for a matching window to appear before going on without it."""
+
 _STEP = TypeAdapter(SetupStep)
 _DEVTOOLS_PORT = re.compile(r"--remote-debugging-port[= ](\d+)")
 _CREDENTIAL_STEPS = {
@@ -414,12 +417,20 @@ class SetupRunner:
         await asyncio.sleep(float(step.parameters.seconds))
 
     async def _activate_window(self, step: ActivateWindowStep) -> None:
+        # A window launched by the step before may not be mapped yet: wait for it a little. When it
+        # never shows, OSWorld logs and goes on, and so do we: the evaluator judges the end state.
         p = step.parameters
-        await self.guest.activate_window(p.window_name, strict=p.strict, by_class=p.by_class)
+        deadline = time.monotonic() + WINDOW_WAIT
+        while not await self.guest.activate_window(p.window_name, strict=p.strict, by_class=p.by_class):
+            if time.monotonic() >= deadline:
+                log.warning("setup: no window matches %r to activate; going on", p.window_name)
+                return
+            await asyncio.sleep(0.2)
 
     async def _close_window(self, step: CloseWindowStep) -> None:
         p = step.parameters
-        await self.guest.close_window(p.window_name, strict=p.strict, by_class=p.by_class)
+        if not await self.guest.close_window(p.window_name, strict=p.strict, by_class=p.by_class):
+            log.warning("setup: no window matches %r to close; going on", p.window_name)
 
     async def _change_wallpaper(self, step: ChangeWallpaperStep) -> None:
         await self.guest.change_wallpaper(step.parameters.path)

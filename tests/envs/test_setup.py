@@ -150,6 +150,36 @@ async def test_launch_open_and_windows_send_osworld_bodies(osworld: FakeGuest) -
     }
 
 
+async def test_a_window_that_appears_late_is_waited_for(osworld: FakeGuest) -> None:
+    answers = iter([404, 404, 200])
+    osworld.route(
+        "POST",
+        "/setup/activate_window",
+        lambda r: (next(answers), "text/plain", b"Window notes.txt not found"),
+    )
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        await SetupRunner(guest).run([step("activate_window", window_name="notes.txt")])
+    assert len(osworld.calls("/setup/activate_window")) == 3
+
+
+async def test_a_missing_window_is_logged_and_setup_goes_on(
+    osworld: FakeGuest, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("osw_studio.envs.setup.WINDOW_WAIT", 0.3)
+    for path in ("/setup/activate_window", "/setup/close_window"):
+        osworld.route("POST", path, lambda r: (404, "text/plain", b"Window ghost not found"))
+    steps = [
+        step("activate_window", window_name="ghost"),
+        step("close_window", window_name="ghost"),
+        step("launch", command="xterm"),
+    ]
+    async with GuestClient(osworld.start(), retry=FAST) as guest:
+        await SetupRunner(guest).run(steps)
+    assert len(osworld.calls("/setup/launch")) == 1
+    assert "no window matches 'ghost' to activate" in caplog.text
+    assert "no window matches 'ghost' to close" in caplog.text
+
+
 async def test_browser_tabs_without_a_devtools_port_fail_clearly(osworld: FakeGuest) -> None:
     options = SetupOptions(devtools_wait=0.2)
     async with GuestClient(osworld.start(), retry=FAST) as guest:
