@@ -29,6 +29,7 @@ HAS_RAY = importlib.util.find_spec("ray") is not None
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     import ray
+
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     with warnings_from_ray_ignored():
         ray.init(address="local", include_dashboard=False, num_cpus=2, log_to_driver=False)
