@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence, QShowEvent
@@ -36,6 +36,9 @@ from osw_studio.ui.step_inspector import StepInspector
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
 from osw_studio.ui.viewer import VmViewer
+
+if TYPE_CHECKING:
+    from osw_studio.ui.authoring import AuthoringWindow
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +95,7 @@ class MainWindow(QMainWindow):
         self._starting = False
         self._history_run: RunStore | None = None
         self._pending: set[asyncio.Task[object]] = set()
+        self.authoring: AuthoringWindow | None = None
 
         self.tasks = TaskBrowser(library, self._results.get)
         self.viewer = VmViewer()
@@ -215,6 +219,18 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
+        tasks_menu = self.menuBar().addMenu("&Tasks")
+        tasks_menu.addAction("Author a task…", self.open_authoring)
+
+    def open_authoring(self) -> QMainWindow:
+        """Open the task-authoring window (editor, sandbox setup, demonstration, checks)."""
+        from osw_studio.ui.authoring import AuthoringWindow
+
+        if self.authoring is None:
+            self.authoring = AuthoringWindow(self.reporter)
+        self.authoring.show()
+        self.authoring.raise_()
+        return self.authoring
 
     def _update_actions(self) -> None:
         c = self.controller
@@ -450,6 +466,8 @@ class MainWindow(QMainWindow):
             await self.controller.wait()
         while self._pending:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
+        if self.authoring is not None:
+            await self.authoring.shutdown()
         await self.viewer.detach_stream()
         await self.services.aclose()
 
