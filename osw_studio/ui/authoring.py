@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Coroutine, Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QObject, QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QWheelEvent
@@ -50,22 +50,13 @@ from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream
 from osw_studio.ui.geometry import widget_to_screen
 from osw_studio.ui.input_map import button_name, key_name
-from osw_studio.ui.task_editor import TaskEditor
+from osw_studio.ui.task_editor import TaskEditor, named
 from osw_studio.ui.viewer import ScreenCanvas, VmViewer
 
 if TYPE_CHECKING:
     from osw_studio.runner.check import CheckResult
 
 log = logging.getLogger(__name__)
-
-
-W = TypeVar("W", bound=QWidget)
-
-
-def _named(widget: W, name: str) -> W:
-    """Give a widget an object name (tests and style sheets find it by that name)."""
-    widget.setObjectName(name)
-    return widget
 
 
 _MODIFIER_NAMES: dict[int, str] = {
@@ -248,20 +239,20 @@ class AuthoringPanel(QWidget):
         self.viewer = VmViewer(self)
         self.viewer.canvas.human_input.connect(self._on_human_input)
         self.recorder = InputRecorder(self.viewer.canvas, self)
-        self.setup_button = _named(QPushButton("Set up in sandbox"), "setupButton")
-        self.record_button = _named(QPushButton("Record demonstration"), "recordButton")
+        self.setup_button = named(QPushButton("Set up in sandbox"), "setupButton")
+        self.record_button = named(QPushButton("Record demonstration"), "recordButton")
         self.record_button.setCheckable(True)
-        self.evaluate_button = _named(QPushButton("Check evaluator now"), "evaluateButton")
-        self.validate_button = _named(QPushButton("Validate"), "validateButton")
+        self.evaluate_button = named(QPushButton("Check evaluator now"), "evaluateButton")
+        self.validate_button = named(QPushButton("Validate"), "validateButton")
         self.setup_button.clicked.connect(lambda: self._spawn(self.set_up()))
         self.record_button.toggled.connect(self._on_record_toggled)
         self.evaluate_button.clicked.connect(lambda: self._spawn(self.check_evaluator()))
         self.validate_button.clicked.connect(lambda: self._spawn(self.validate()))
-        self.steps_list = _named(QListWidget(), "demoSteps")
-        self.result_tree = _named(QTreeWidget(), "evaluationResult")
+        self.steps_list = named(QListWidget(), "demoSteps")
+        self.result_tree = named(QTreeWidget(), "evaluationResult")
         self.result_tree.setHeaderLabels(["part", "outcome"])
         self.result_tree.setColumnWidth(0, 260)
-        self.status = _named(QLabel("No sandbox yet"), "authoringStatus")
+        self.status = named(QLabel("No sandbox yet"), "authoringStatus")
         self.status.setWordWrap(True)
         buttons = QHBoxLayout()
         for button in (self.setup_button, self.record_button, self.evaluate_button, self.validate_button):

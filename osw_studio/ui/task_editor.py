@@ -43,7 +43,7 @@ NO_GETTER = "(none)"
 W = TypeVar("W", bound=QWidget)
 
 
-def _named(widget: W, name: str) -> W:
+def named(widget: W, name: str) -> W:
     """Give a widget an object name (tests and style sheets find it by that name)."""
     widget.setObjectName(name)
     return widget
@@ -380,11 +380,11 @@ class TaskEditor(QWidget):
         self._data: dict[str, Any] = {}
         self._loading = False
         self._error = ""
-        self.id_edit = _named(QLineEdit(), "taskId")
-        self.instruction_edit = _named(QPlainTextEdit(), "taskInstruction")
+        self.id_edit = named(QLineEdit(), "taskId")
+        self.instruction_edit = named(QPlainTextEdit(), "taskInstruction")
         self.instruction_edit.setMaximumHeight(90)
-        self.domain_edit = _named(QLineEdit("os"), "taskDomain")
-        self.apps_edit = _named(QLineEdit(), "taskApps")
+        self.domain_edit = named(QLineEdit("os"), "taskDomain")
+        self.apps_edit = named(QLineEdit(), "taskApps")
         self.apps_edit.setPlaceholderText("comma separated, e.g. os, terminal")
         form_page = QWidget()
         form = QFormLayout(form_page)
@@ -394,14 +394,14 @@ class TaskEditor(QWidget):
         form.addRow("Related apps", self.apps_edit)
         self.setup = StepTable("config")
         self.evaluator = EvaluatorEditor()
-        self.json_edit = _named(QPlainTextEdit(), "taskJson")
+        self.json_edit = named(QPlainTextEdit(), "taskJson")
         self.json_edit.setFont(QFont("monospace"))
         self.tabs = QTabWidget()
         self.tabs.addTab(form_page, "Task")
         self.tabs.addTab(self.setup, "Setup")
         self.tabs.addTab(self.evaluator, "Evaluator")
         self.tabs.addTab(self.json_edit, "JSON")
-        self.status = _named(QLabel(), "taskStatus")
+        self.status = named(QLabel(), "taskStatus")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
