@@ -53,7 +53,8 @@ def json_path(loc: Iterable[int | str], data: Any) -> str:
 
     Pydantic puts union tags and type names into locations; they are left out by walking ``data``.
 
-    >>> json_path(("config", 0, "download", "parameters", "files"), {"config": [{"parameters": {}}]})
+    >>> data = {"config": [{"type": "download", "parameters": {}}]}
+    >>> json_path(("config", 0, "download", "parameters", "files"), data)
     '$.config[0].parameters.files'
     """
     path = "$"

@@ -43,12 +43,12 @@ def test_typed_unicode_arrives_exactly_in_mousepad(desktop: Desktop) -> None:
     note = desktop.home / "typed.txt"
     note.write_text("")
     desktop.client.post("/setup/launch", json={"command": ["mousepad", str(note)], "shell": False})
-    found = wait_for(
-        lambda: shell_output(desktop, "xdotool search --name 'typed.txt' | head -1"), lambda out: out != ""
+    # The window manager lists the window (and so the guest can activate it) a moment after it maps.
+    activated = wait_for(
+        lambda: desktop.client.post("/setup/activate_window", json={"window_name": "typed.txt"}),
+        lambda response: response.status_code == 200,
     )
-    assert found, "the mousepad window appeared"
-    activated = desktop.client.post("/setup/activate_window", json={"window_name": "typed.txt"})
-    assert activated.status_code == 200
+    assert activated.status_code == 200, "the mousepad window appeared and was activated"
     text = 'Hello, World! ~`|{}"<>?\\ 123\nÜnïcode € 日本 ß ç ñ — ✓ 🙂'
     actions = [Hotkey(keys=["ctrl", "a"]), Typing(text=text), Hotkey(keys=["ctrl", "s"])]
     assert send(desktop, dump_actions(actions)) == {"status": "success", "executed": 3}
