@@ -6,7 +6,7 @@ nothing.
 
 Examples:
     >>> sorted(PROVIDERS)
-    ['local', 'remote']
+    ['docker', 'local', 'remote']
     >>> load_provider("local").__name__
     'LocalProvider'
 """
@@ -24,12 +24,11 @@ DEFAULT_PROVIDER = "local"
 PROVIDERS: dict[str, str] = {
     "local": "osw_studio.envs.local:LocalProvider",
     "remote": "osw_studio.envs.remote:RemoteProvider",
+    "docker": "osw_studio.envs.docker:DockerProvider",
 }
 """Provider id -> entry point."""
 
-RESERVED: dict[str, str] = {
-    "docker": "the docker provider is not written yet; use 'local' or 'remote' (a guest server URL)",
-}
+RESERVED: dict[str, str] = {}
 """Ids that are planned but not available yet, with what to use instead."""
 
 
