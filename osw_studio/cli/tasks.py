@@ -1,4 +1,4 @@
-"""``osw-studio tasks``: validate and list task files."""
+"""``osw-studio tasks``: validate, list and check task files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    """Add ``tasks validate`` and ``tasks list``."""
-    tasks = subparsers.add_parser("tasks", help="validate and list task files")
+    """Add ``tasks validate``, ``tasks list`` and ``tasks check``."""
+    tasks = subparsers.add_parser("tasks", help="validate, list and check task files")
     sub = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
 
     validate = sub.add_parser(
@@ -27,6 +27,18 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--domain", help="only this domain")
     listing.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     listing.set_defaults(handler=_list)
+
+    check = sub.add_parser(
+        "check",
+        help="run each task's reference solution (must score 1.0) and nothing (must score 0.0)",
+        description="Check tasks on local sandboxes: set up, replay the reference solution and evaluate "
+        "(must score 1.0); set up, do nothing and evaluate (must score 0.0). Prints one line per task "
+        "(`PASS <id> solution=1.0 empty=0.0 (12.3s)` or `FAIL <id>: why`). Exit 1 if any task fails.",
+    )
+    check.add_argument("paths", nargs="+", metavar="PATH", help="task files, folders or index files")
+    check.add_argument("--envs", type=int, default=1, metavar="N", help="sandboxes side by side (default 1)")
+    check.add_argument("-k", "--filter", metavar="TEXT", help="only tasks whose id contains TEXT")
+    check.set_defaults(handler=_check)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -61,3 +73,36 @@ def _list(args: argparse.Namespace) -> int:
     for error in library.errors:
         print(f"invalid: {error}", file=sys.stderr)
     return 1 if library.errors else 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import asyncio
+    import time
+
+    from osw_studio.core.errors import TaskError
+    from osw_studio.runner.check import CheckResult, check_tasks
+    from osw_studio.tasks.load import load_tasks
+
+    if args.envs < 1:
+        raise TaskError(f"--envs must be at least 1, not {args.envs}")
+    report = load_tasks(args.paths)
+    for error in report.errors:
+        print(f"FAIL {error}", flush=True)
+    seen: set[str] = set()
+    entries = []
+    for entry in report.entries:  # a folder and its index list the same files
+        if entry.task.id not in seen and (not args.filter or args.filter in entry.task.id):
+            seen.add(entry.task.id)
+            entries.append(entry)
+    if not entries and not report.errors:
+        raise TaskError("no task to check", where=" ".join(args.paths), hint="check the paths and -k filter")
+
+    def show(result: CheckResult) -> None:
+        print(result.line(), flush=True)
+
+    started = time.perf_counter()
+    results = asyncio.run(check_tasks(entries, envs=args.envs, on_result=show))
+    failed = sum(not r.passed for r in results) + len(report.errors)
+    elapsed = time.perf_counter() - started
+    print(f"{len(results) - failed + len(report.errors)} passed, {failed} failed in {elapsed:.1f}s")
+    return 1 if failed else 0

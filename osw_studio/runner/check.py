@@ -1,0 +1,315 @@
+"""Check a task: its reference solution must score 1.0 and doing nothing must score 0.0.
+
+For each task, :func:`check_task` runs two episodes on fresh sandboxes:
+
+1. *solution*: an :class:`~osw_studio.runner.episode.Episode` with the replay agent, which plays the
+   task's ``solution`` after the task's setup, then evaluates; the score must be 1.0;
+2. *empty*: the task's setup on a fresh guest, then the evaluation with no actions; the score must be
+   0.0 (an infeasible task is not answered with FAIL, so it scores 0 too).
+
+A fresh guest per run keeps runs independent (no file, window or process is left over from the one
+before). Starting a local sandbox takes about a second, so an :class:`EnvSource` starts the next guest
+while the current one is in use. :func:`check_tasks` runs N workers side by side, each with its own
+source, and reports each result as it comes.
+
+Examples:
+    >>> r = CheckResult("t1", solution_score=1.0, empty_score=0.0, seconds=12.34)
+    >>> r.passed, r.line()
+    (True, 'PASS t1 solution=1.0 empty=0.0 (12.3s)')
+    >>> CheckResult("t2", solution_score=0.5, empty_score=0.0, seconds=3).line()
+    'FAIL t2: the solution scored 0.5, not 1.0 (3.0s)'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from osw_studio.core.actions import Action
+from osw_studio.core.errors import OswError
+from osw_studio.core.task import Task
+from osw_studio.runner.episode import Episode, EpisodeConfig
+
+if TYPE_CHECKING:
+    from osw_studio.agent.base import Agent
+    from osw_studio.envs.base import Env
+    from osw_studio.tasks.load import TaskEntry
+
+log = logging.getLogger(__name__)
+
+CHECK_TIMEOUTS: dict[str, float] = {
+    "reset": 120.0,
+    "observe": 30.0,
+    "predict": 30.0,
+    "execute": 60.0,
+    "evaluate": 120.0,
+}
+"""Phase limits for a check: tighter than a model run's, since nothing waits on a model."""
+
+AgentFactory = Callable[[Task], "Agent"]
+"""Makes the agent that plays a task's reference solution."""
+
+
+@dataclass
+class CheckResult:
+    """The outcome of checking one task.
+
+    Attributes:
+        task_id: The task's id.
+        path: The task file, when known.
+        solution_score: What the reference solution scored (``None`` if it could not be scored).
+        empty_score: What doing nothing scored (``None`` if it could not be scored).
+        errors: What went wrong, one sentence each.
+        seconds: Wall time of the whole check.
+    """
+
+    task_id: str
+    path: Path | None = None
+    solution_score: float | None = None
+    empty_score: float | None = None
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Whether the solution scored 1.0, doing nothing scored 0.0 and nothing went wrong."""
+        return not self.errors and self.solution_score == 1.0 and self.empty_score == 0.0
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the check failed (empty when it passed).
+
+        >>> CheckResult("t", solution_score=1.0, empty_score=1.0).reasons
+        ['doing nothing scored 1.0, not 0.0']
+        """
+        found = list(self.errors)
+        if self.solution_score is not None and self.solution_score != 1.0:
+            found.append(f"the solution scored {self.solution_score:g}, not 1.0")
+        if self.empty_score is not None and self.empty_score != 0.0:
+            found.append(f"doing nothing scored {self.empty_score:.1f}, not 0.0")
+        if not found and (self.solution_score is None or self.empty_score is None):
+            found.append("not scored")
+        return found
+
+    def line(self) -> str:
+        """One line for the terminal: ``PASS <id> solution=1.0 empty=0.0 (12.3s)`` or ``FAIL <id>: why``."""
+        if self.passed:
+            return (
+                f"PASS {self.task_id} solution={self.solution_score:.1f} "
+                f"empty={self.empty_score:.1f} ({self.seconds:.1f}s)"
+            )
+        return f"FAIL {self.task_id}: {'; '.join(self.reasons)} ({self.seconds:.1f}s)"
+
+
+class EnvSource:
+    """Hands out fresh envs of one provider, starting the next while the current one is in use.
+
+    Args:
+        provider: The provider id (``local`` by default).
+        options: Options for the provider's ``create`` (``screen``, ...).
+        warm: Start the next env ahead of time.
+    """
+
+    def __init__(self, provider: str = "local", *, warm: bool = True, **options: Any) -> None:
+        self.provider = provider
+        self.options = options
+        self.warm = warm
+        self._next: asyncio.Task[Env] | None = None
+
+    def _start(self) -> asyncio.Task[Env]:
+        from osw_studio.envs.registry import make_env
+
+        return asyncio.ensure_future(make_env(self.provider, **self.options))
+
+    async def take(self, *, warm_next: bool | None = None) -> Env:
+        """A fresh env, now; the caller closes it.
+
+        Args:
+            warm_next: Start the next env now (default: the source's ``warm``).
+
+        Raises:
+            GuestError: If the env could not be started.
+        """
+        pending = self._next or self._start()
+        self._next = None
+        try:
+            env = await pending
+        finally:
+            if self.warm if warm_next is None else warm_next:
+                self._next = self._start()
+        return env
+
+    async def aclose(self) -> None:
+        """Stop the env started ahead, if any."""
+        pending, self._next = self._next, None
+        if pending is None:
+            return
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, OswError):
+            env = await pending
+            await env.close()
+
+
+def replay_agent(task: Task) -> Agent:
+    """The agent that plays ``task``'s reference solution."""
+    from osw_studio.agent.replay import ReplayAgent
+
+    return ReplayAgent.from_task(task)
+
+
+def _for_task(env: Env, task_dir: Path) -> None:
+    """Make the env's setup find the task's files (plain ``download`` paths are relative to its folder)."""
+    from dataclasses import replace
+
+    from osw_studio.envs.remote import RemoteEnv
+
+    if isinstance(env, RemoteEnv):
+        env.setup_options = replace(env.setup_options, task_dir=task_dir)
+
+
+async def _solution_score(
+    entry: TaskEntry, env: Env, make_agent: AgentFactory, config: EpisodeConfig
+) -> tuple[float | None, str | None]:
+    from osw_studio.evaluation.evaluate import evaluate
+
+    task_dir = entry.path.parent
+
+    async def score(env: Env, task: Task, actions: Sequence[Action]) -> Any:
+        return await evaluate(env, task, actions, task_dir=task_dir)
+
+    _for_task(env, task_dir)
+    agent = make_agent(entry.task)
+    episode = Episode(entry.task, agent, env, config=config, evaluate=score, domain=entry.domain)
+    try:
+        result = await episode.run()
+    finally:
+        await agent.aclose()
+    if result.status == "error":
+        return None, f"the solution run failed: {result.error}"
+    failed_steps = [s for s in episode.steps if s.error]
+    if result.score != 1.0 and failed_steps:
+        return result.score, f"step {failed_steps[0].index} of the solution failed: {failed_steps[0].error}"
+    return result.score, None
+
+
+async def _empty_score(entry: TaskEntry, env: Env) -> float:
+    from osw_studio.evaluation.evaluate import evaluate
+
+    _for_task(env, entry.path.parent)
+    await asyncio.wait_for(env.reset(entry.task), CHECK_TIMEOUTS["reset"])
+    outcome = await asyncio.wait_for(
+        evaluate(env, entry.task, [], task_dir=entry.path.parent), CHECK_TIMEOUTS["evaluate"]
+    )
+    return outcome.score
+
+
+async def _closed(env: Env) -> None:
+    try:
+        await env.close()
+    except OswError as exc:
+        log.warning("closing %s: %s", env.name, exc)
+
+
+async def check_task(
+    entry: TaskEntry,
+    *,
+    provider: str = "local",
+    source: EnvSource | None = None,
+    make_agent: AgentFactory = replay_agent,
+    config: EpisodeConfig | None = None,
+) -> CheckResult:
+    """Check one task: its solution must score 1.0 and doing nothing 0.0, each on a fresh guest.
+
+    Args:
+        entry: The task and its file.
+        provider: The provider of fresh guests, when no ``source`` is given.
+        source: Where fresh guests come from (shared across tasks so the next one starts early).
+        make_agent: Makes the agent that plays the solution (the replay agent by default).
+        config: Episode limits (default: the solution's length plus one step, :data:`CHECK_TIMEOUTS`).
+
+    Returns:
+        The scores and what went wrong; errors a user can cause are reported, never raised.
+    """
+    started = time.perf_counter()
+    task = entry.task
+    result = CheckResult(task.id, path=entry.path)
+    if not task.solution:
+        result.errors.append("the task has no reference solution (the `solution` key)")
+        return result
+    own = source is None
+    envs = source or EnvSource(provider, warm=False)
+    config = config or EpisodeConfig(max_steps=len(task.solution) + 1, phase_timeouts=dict(CHECK_TIMEOUTS))
+    try:
+        for run in ("solution", "empty"):
+            try:
+                # While the solution plays, the guest for the empty run starts.
+                env = await envs.take(warm_next=True if run == "solution" else None)
+            except OswError as exc:
+                result.errors.append(f"no guest for the {run} run: {exc}")
+                break
+            try:
+                if run == "solution":
+                    result.solution_score, error = await _solution_score(entry, env, make_agent, config)
+                    if error:
+                        result.errors.append(error)
+                else:
+                    result.empty_score = await _empty_score(entry, env)
+            except OswError as exc:
+                result.errors.append(f"the {run} run failed: {exc}")
+            except TimeoutError:
+                result.errors.append(f"the {run} run took too long")
+            finally:
+                await _closed(env)
+    finally:
+        if own:
+            await envs.aclose()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+async def check_tasks(
+    entries: Sequence[TaskEntry],
+    *,
+    envs: int = 1,
+    provider: str = "local",
+    make_agent: AgentFactory = replay_agent,
+    on_result: Callable[[CheckResult], None] | None = None,
+    **provider_options: Any,
+) -> list[CheckResult]:
+    """Check tasks on ``envs`` guests side by side; results come back in the order of ``entries``.
+
+    Args:
+        entries: The tasks.
+        envs: How many guests run at once.
+        provider: Where guests come from.
+        make_agent: Makes the agent that plays each solution.
+        on_result: Called with each result as soon as its task is checked.
+        provider_options: Options for the provider's ``create``.
+    """
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for index in range(len(entries)):
+        queue.put_nowait(index)
+    results: list[CheckResult | None] = [None] * len(entries)
+
+    async def worker() -> None:
+        source = EnvSource(provider, **provider_options)
+        try:
+            while not queue.empty():
+                index = queue.get_nowait()
+                # The last task of a worker need not warm a guest nobody will use.
+                source.warm = not queue.empty()
+                result = await check_task(entries[index], source=source, make_agent=make_agent)
+                results[index] = result
+                if on_result is not None:
+                    on_result(result)
+        finally:
+            await source.aclose()
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(envs, len(entries))))))
+    return [r for r in results if r is not None]

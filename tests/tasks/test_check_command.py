@@ -1,0 +1,95 @@
+"""``osw-studio tasks check`` tells a good task from a broken one, one line per task, on real sandboxes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def file_task(task_id: str, *, setup: str, solution: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """A task solved when ~/out.txt holds ``ok``."""
+    task: dict[str, Any] = {
+        "id": task_id,
+        "instruction": "Write ok into out.txt in my home folder.",
+        "config": [{"type": "execute", "parameters": {"command": setup, "shell": True}}],
+        "evaluator": {
+            "func": "exact_match",
+            "result": {"type": "vm_command_line", "command": "cat ~/out.txt 2>/dev/null", "shell": True},
+            "expected": {"type": "rule", "rules": {"expected": "ok\n"}},
+        },
+    }
+    if solution is not None:
+        task["solution"] = solution
+    return task
+
+
+def write(folder: Path, task: dict[str, Any]) -> None:
+    (folder / f"{task['id']}.json").write_text(json.dumps(task))
+
+
+def check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "osw_studio", "tasks", "check", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    done = [{"actions": [{"kind": "done"}]}]
+    write(folder, file_task("does-nothing", setup="rm -f ~/out.txt", solution=done))
+    write(folder, file_task("already-solved", setup="echo ok > ~/out.txt", solution=done))
+    write(folder, file_task("no-solution", setup="true", solution=None))
+    write(
+        folder,
+        {
+            "id": "say-no",
+            "instruction": "Make the screen 16K.",
+            "evaluator": {"func": "infeasible"},
+            "solution": [{"actions": [{"kind": "fail"}]}],
+        },
+    )
+    return folder
+
+
+def test_check_prints_one_line_per_task_and_exits_1_on_any_failure(suite: Path) -> None:
+    done = check(str(suite), "--envs", "2")
+    lines = {
+        line.split()[1].rstrip(":"): line
+        for line in done.stdout.splitlines()
+        if line[:5] in ("PASS ", "FAIL ")
+    }
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert set(lines) == {"does-nothing", "already-solved", "no-solution", "say-no"}
+    assert lines["say-no"].startswith("PASS say-no solution=1.0 empty=0.0 (")
+    assert lines["does-nothing"].startswith("FAIL does-nothing: the solution scored 0, not 1.0")
+    assert lines["already-solved"].startswith("FAIL already-solved: doing nothing scored 1.0, not 0.0")
+    assert "FAIL no-solution: the task has no reference solution" in lines["no-solution"]
+    assert done.stdout.splitlines()[-1].startswith("1 passed, 3 failed in ")
+    assert "Traceback" not in done.stderr
+
+
+def test_filter_checks_only_matching_tasks_and_exits_0_when_they_pass(suite: Path) -> None:
+    done = check(str(suite), "-k", "say")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line.split()[:2] for line in done.stdout.splitlines()[:-1]] == [["PASS", "say-no"]]
+
+
+def test_a_filter_that_matches_nothing_is_a_user_error(suite: Path) -> None:
+    done = check(str(suite), "-k", "nothing-has-this-id")
+    assert done.returncode == 2
+    assert "no task to check" in done.stderr
+    assert "Traceback" not in done.stderr
