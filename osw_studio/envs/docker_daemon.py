@@ -48,6 +48,13 @@ def connect_docker(docker_host: str | None = None) -> tuple[Any, str]:
             hint="pip install 'osw-studio[docker]'",
         ) from None
     url = docker_host or os.environ.get("DOCKER_HOST") or DEFAULT_SOCKET
+    if url.startswith("unix://"):
+        # Try the socket first: a clear error, and no socket left open by the SDK's failed connect.
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(url.removeprefix("unix://"))
+            except OSError as exc:
+                raise daemon_error(exc, url) from None
     ssh = url.startswith("ssh://")
     try:
         if docker_host:
