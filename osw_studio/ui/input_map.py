@@ -20,6 +20,7 @@ from osw_studio.core.actions import (
     Press,
     RightClick,
     Scroll,
+    TripleClick,
     Typing,
 )
 
@@ -135,13 +136,22 @@ def release_action(button: MouseButton, press: tuple[int, int], release: tuple[i
     return Click(x=press[0], y=press[1], button=button)
 
 
-def double_click_action(point: tuple[int, int]) -> Action:
+def double_click_action(point: tuple[int, int]) -> DoubleClick:
     """The action for a left double-click at a guest pixel.
 
     >>> double_click_action((3, 4))
     DoubleClick(kind='double_click', x=3, y=4)
     """
     return DoubleClick(x=point[0], y=point[1])
+
+
+def triple_click_action(point: tuple[int, int]) -> TripleClick:
+    """The action for a left triple-click at a guest pixel (selects a line or paragraph).
+
+    >>> triple_click_action((3, 4))
+    TripleClick(kind='triple_click', x=3, y=4)
+    """
+    return TripleClick(x=point[0], y=point[1])
 
 
 def wheel_action(angle_x: int, angle_y: int, point: tuple[int, int]) -> Action | None:

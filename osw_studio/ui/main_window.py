@@ -35,7 +35,7 @@ from osw_studio.ui.status import RunStatusBar
 from osw_studio.ui.step_inspector import StepInspector
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
-from osw_studio.ui.viewer import VmViewer
+from osw_studio.ui.viewer import TAKEOVER_KEY, VmViewer
 
 if TYPE_CHECKING:
     from osw_studio.ui.authoring import AuthoringWindow
@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
         self.approve_action = self._action(
             "Approve", "Return", self.inspector.approve, "Approve the proposal"
         )
-        self.takeover_action = self._action("Take over", "Ctrl+T", self.toggle_takeover, "Act yourself")
+        self.takeover_action = self._action("Take over", TAKEOVER_KEY, self.toggle_takeover, "Act yourself")
         self.takeover_action.setCheckable(True)
         self.settings_action = self._action("Settings", "Ctrl+,", self.open_settings, "Edit the settings")
         self.mode = QComboBox()
@@ -355,6 +355,7 @@ class MainWindow(QMainWindow):
     def toggle_takeover(self) -> None:
         """Ctrl+T: begin or end a takeover."""
         if self.controller is not None and self.controller.running:
+            self.viewer.canvas.flush_click()  # a click held for a double-click goes before the end
             self.controller.toggle_takeover()
         self._update_actions()
 

@@ -2,6 +2,10 @@
 
 During takeover the canvas turns a person's mouse, wheel and keyboard input into core actions and emits
 them (``human_input``); the run controller sends them to the guest through ``Episode.human_act``.
+
+A left click is held for the double-click interval, so that two or three quick clicks are recorded as one
+double or triple click (as the guest must replay them). Any other input (a key, the wheel, another press)
+sends the held click first, so the guest always gets input in the order the person gave it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from PySide6.QtGui import (
     QFocusEvent,
     QImage,
     QKeyEvent,
+    QKeySequence,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -22,19 +27,23 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from osw_studio.core.actions import Action, Click, MouseButton
+from osw_studio.core.actions import Action, Click, DoubleClick, MouseButton
 from osw_studio.ui.frames import FpsMeter, FrameStream
 from osw_studio.ui.geometry import Rect, fit_rect, screen_to_widget, widget_to_screen
 from osw_studio.ui.input_map import (
+    DRAG_THRESHOLD,
     button_name,
     double_click_action,
     key_action,
     release_action,
+    triple_click_action,
     wheel_action,
 )
 from osw_studio.ui.overlay import paint_actions
 
 TAKEOVER_COLOR = QColor(255, 170, 0)
+TAKEOVER_KEY = QKeySequence("Ctrl+T")
+"""Begins and ends a takeover; the only key the viewer leaves to the window during one."""
 
 
 class ScreenCanvas(QWidget):
@@ -60,10 +69,10 @@ class ScreenCanvas(QWidget):
         self._takeover = False
         self._press: tuple[MouseButton, tuple[int, int]] | None = None
         self._placeholder = "No guest yet"
-        self._held_click: Click | None = None
+        self._held_click: Click | DoubleClick | None = None
         self._click_timer = QTimer(self)
         self._click_timer.setSingleShot(True)
-        self._click_timer.timeout.connect(self._send_held_click)
+        self._click_timer.timeout.connect(self.flush_click)
 
     # --- what to show -------------------------------------------------------------------------------
 
@@ -104,11 +113,10 @@ class ScreenCanvas(QWidget):
 
     def set_takeover(self, on: bool) -> None:
         """Forward input to the guest (``on``) or only watch."""
+        if not on:
+            self.flush_click()  # a click given just before the takeover ended still counts
         self._takeover = on
         self._press = None
-        if not on:
-            self._click_timer.stop()
-            self._held_click = None
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus if on else Qt.FocusPolicy.NoFocus)
         self.setCursor(Qt.CursorShape.CrossCursor if on else Qt.CursorShape.ArrowCursor)
         if on:
@@ -158,11 +166,44 @@ class ScreenCanvas(QWidget):
     def _to_screen(self, pos: QPointF, *, clamp: bool = False) -> tuple[int, int] | None:
         return widget_to_screen((pos.x(), pos.y()), self.screen_rect(), self.screen_size, clamp=clamp)
 
+    def _held_near(self, point: tuple[int, int] | None) -> bool:
+        held = self._held_click
+        if held is None or point is None or held.x is None or held.y is None:
+            return False
+        return max(abs(point[0] - held.x), abs(point[1] - held.y)) < DRAG_THRESHOLD
+
+    def _count_click(self, point: tuple[int, int]) -> None:
+        """One more left click at ``point``: held as a click or double-click, sent at once as a triple."""
+        if not self._held_near(point):
+            self.flush_click()
+            self._held_click = Click(x=point[0], y=point[1])
+        elif isinstance(self._held_click, Click):
+            self._held_click = double_click_action(point)
+        else:  # nothing goes beyond a triple-click: no need to wait
+            self._click_timer.stop()
+            self._held_click = None
+            self.human_input.emit([triple_click_action(point)])
+            return
+        self._click_timer.start(QApplication.doubleClickInterval())
+
+    def flush_click(self) -> None:
+        """Send the held left click (or double-click) now, before whatever input comes next."""
+        self._click_timer.stop()
+        action, self._held_click = self._held_click, None
+        if action is not None and self._takeover:
+            self.human_input.emit([action])
+
+    def _emit(self, action: Action) -> None:
+        self.flush_click()  # input reaches the guest in the order it was given
+        self.human_input.emit([action])
+
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().mousePressEvent(event)
         button = button_name(event.button())
         point = self._to_screen(event.position())
+        if not (button == "left" and self._held_near(point)):  # not the next click of a held one
+            self.flush_click()
         if button and point:
             self._press = (button, point)
         event.accept()
@@ -177,29 +218,20 @@ class ScreenCanvas(QWidget):
         if button_name(event.button()) == button:
             action = release_action(button, start, end)
             if isinstance(action, Click) and button == "left":
-                # hold a left click for the double-click interval: a second click makes it a double-click
-                self._held_click = action
-                self._click_timer.start(QApplication.doubleClickInterval())
+                self._count_click(start)
             else:
-                self.human_input.emit([action])
+                self._emit(action)
         event.accept()
         return None
-
-    def _send_held_click(self) -> None:
-        action, self._held_click = self._held_click, None
-        if action is not None and self._takeover:
-            self.human_input.emit([action])
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().mouseDoubleClickEvent(event)
         point = self._to_screen(event.position())
         if point and event.button() == Qt.MouseButton.LeftButton:
-            # the first click of the pair is still held: both become one double-click
-            self._click_timer.stop()
-            self._held_click = None
+            # Qt sends the second press of a double-click as this event: it counts as the second click
             self._press = None
-            self.human_input.emit([double_click_action(point)])
+            self._count_click(point)
         event.accept()
         return None
 
@@ -210,13 +242,16 @@ class ScreenCanvas(QWidget):
         delta = event.angleDelta()
         action = wheel_action(delta.x(), delta.y(), point) if point else None
         if action is not None:
-            self.human_input.emit([action])
+            self._emit(action)
         event.accept()
         return None
 
     def event(self, event: QEvent) -> bool:  # noqa: D102
-        # in takeover every key belongs to the guest, including the app's own shortcuts (Space, Enter)
+        # in takeover every key belongs to the guest, including the app's own shortcuts (Space, Enter),
+        # except the one that ends the takeover
         if self._takeover and event.type() == QEvent.Type.ShortcutOverride:
+            if isinstance(event, QKeyEvent) and QKeySequence(event.keyCombination()) == TAKEOVER_KEY:
+                return super().event(event)
             event.accept()
             return True
         is_key = self._takeover and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
@@ -230,7 +265,7 @@ class ScreenCanvas(QWidget):
             return super().keyPressEvent(event)
         action = key_action(event.key(), event.text(), event.modifiers())
         if action is not None:
-            self.human_input.emit([action])
+            self._emit(action)
         event.accept()
         return None
 
