@@ -9,6 +9,7 @@ Examples:
 from osw_studio.settings.model import (
     DEFAULT_PROFILE,
     AgentSettings,
+    EnvironmentSettings,
     Evaluation,
     ModelProvider,
     Profile,
@@ -21,6 +22,7 @@ from osw_studio.settings.url import normalize_base_url, url_variants
 __all__ = [
     "DEFAULT_PROFILE",
     "AgentSettings",
+    "EnvironmentSettings",
     "Evaluation",
     "ModelProvider",
     "Profile",

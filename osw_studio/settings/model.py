@@ -7,8 +7,10 @@ The file accepts, verbatim, the skeleton most OSWorld harnesses share::
                     "save_screenshots", "output_dir"},
      "agent": {"observation_type", "history_window", "temperature", "max_tokens"}}
 
-and adds ``profiles`` (named endpoints: base URL, model, agent kind, coordinate mode, sampling defaults)
-and ``active_profile``. Unknown keys are kept, so a file written by another tool survives a save.
+and adds ``environment`` (which provider makes the guest: ``local``, ``remote`` with its URL, or
+``docker``; the screen size stays in ``evaluation.screen_resolution``), ``profiles`` (named endpoints:
+base URL, model, agent kind, coordinate mode, sampling defaults) and ``active_profile``. Unknown keys
+are kept, so a file written by another tool survives a save.
 An ``api_key`` in the file is read (and the user told to move it into the keyring) but never written.
 
 Sections are frozen; change one by assigning a new value (``settings.agent = settings.agent.model_copy(
@@ -27,6 +29,8 @@ Examples:
     >>> s.set_profile("tars", Profile(model="ui-tars-1.5-7b", agent="uitars"))
     >>> seen, s.resolve_profile("tars").base_url
     (['profiles'], 'http://h:8000/v1')
+    >>> s.environment.provider, Settings.model_validate({"environment": {"url": " "}}).environment.url
+    ('local', None)
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ DEFAULT_PROFILE = "default"
 ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
+ProviderKind = Literal["local", "remote", "docker"]
 CoordinateMode = CoordMode
 """How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
 pixels of the resized screenshot, ``smart`` pixels of the Qwen smart-resized image (UI-TARS 1.5,
@@ -122,6 +127,30 @@ class Evaluation(_Section):
     @field_serializer("screen_resolution")
     def _dump_resolution(self, value: tuple[int, int]) -> str:
         return f"{value[0]}x{value[1]}"
+
+
+class EnvironmentSettings(_Section):
+    """The ``environment`` section: where the app's guest comes from.
+
+    Attributes:
+        provider: ``local`` (an Xvfb sandbox on this machine), ``remote`` (a running guest server at
+            ``url``) or ``docker`` (a container started on this machine).
+        url: The guest server of the ``remote`` provider, e.g. ``http://10.0.0.5:5000``.
+    """
+
+    provider: ProviderKind = "local"
+    url: str | None = None
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _default_provider(cls, value: Any) -> Any:
+        return value or "local"  # files written before the field was typed may hold null
+
+    @field_validator("url")
+    @classmethod
+    def _strip_url(cls, value: str | None) -> str | None:
+        value = (value or "").strip().rstrip("/")
+        return value or None
 
 
 class AgentSettings(_Section):
@@ -225,6 +254,7 @@ class Settings(BaseModel):
     model_provider: ModelProvider = Field(default_factory=ModelProvider)
     evaluation: Evaluation = Field(default_factory=Evaluation)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     active_profile: str | None = None
 

@@ -19,7 +19,6 @@ from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import ResolvedProfile, Settings, dump_settings
 from osw_studio.tasks import TaskEntry
-from osw_studio.ui.settings_dialog import env_choice
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +54,8 @@ class Services:
 
     def env_description(self) -> str:
         """What the status bar says about the env."""
-        choice = env_choice(self.settings)
         if self.env is None:
-            return f"{choice['provider']} (not started)"
+            return f"{self.settings.environment.provider} (not started)"
         w, h = self.env.screen_size
         return f"{self.env.name} · {w}×{h}"
 
@@ -69,24 +67,24 @@ class Services:
         """
         from osw_studio.envs.registry import make_env
 
-        choice = env_choice(self.settings)
+        choice = self.settings.environment
         screen = self.settings.evaluation.screen_resolution
-        key = (choice["provider"], choice["url"], screen)
+        key = (choice.provider, choice.url, screen)
         async with self._env_lock:
             if self.env is not None and self._env_key == key:
                 return self.env
             await self._close_env()
             options: dict[str, Any] = dict(self.env_options)
-            if choice["provider"] == "remote":
-                if not choice["url"]:
+            if choice.provider == "remote":
+                if not choice.url:
                     raise GuestError(
                         "the remote provider needs a guest server URL",
                         hint="set it in Settings > Environment",
                     )
-                options.setdefault("url", choice["url"])
+                options.setdefault("url", choice.url)
             else:
                 options.setdefault("screen", screen)
-            self.env = await make_env(choice["provider"], **options)
+            self.env = await make_env(choice.provider, **options)
             self._env_key = key
             return self.env
 
@@ -103,7 +101,7 @@ class Services:
             self.runs_dir,
             entry.task,
             domain=entry.domain,
-            provider=env_choice(self.settings)["provider"],
+            provider=self.settings.environment.provider,
             model=getattr(agent, "model_name", None) or profile.model,
             agent=profile.agent,
             action_space=profile.action_space,

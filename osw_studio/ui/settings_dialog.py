@@ -30,28 +30,18 @@ from PySide6.QtWidgets import (
 
 from osw_studio.agent.check import CheckResult, check_model
 from osw_studio.core.errors import OswError, SettingsError
-from osw_studio.settings import DEFAULT_PROFILE, Profile, ResolvedProfile, Settings, save_settings
-from osw_studio.settings.model import AgentKind, ObservationType
+from osw_studio.settings import (
+    DEFAULT_PROFILE,
+    EnvironmentSettings,
+    Profile,
+    ResolvedProfile,
+    Settings,
+    save_settings,
+)
+from osw_studio.settings.model import AgentKind, ObservationType, ProviderKind
 from osw_studio.settings.secrets import delete_key, find_api_key, get_key, set_key
 
 log = logging.getLogger(__name__)
-
-ENV_KEY = "environment"
-"""Extra key of the settings file holding the app's env choice: ``{"provider", "url"}``."""
-
-PROVIDERS = ("local", "remote")
-
-
-def env_choice(settings: Settings) -> dict[str, Any]:
-    """The provider and remote URL chosen in the app (``local`` by default).
-
-    >>> env_choice(Settings())
-    {'provider': 'local', 'url': None}
-    """
-    extra = settings.model_extra or {}
-    value = extra.get(ENV_KEY)
-    raw: dict[str, Any] = value if isinstance(value, dict) else {}
-    return {"provider": raw.get("provider") or "local", "url": raw.get("url")}
 
 
 def describe_check(result: CheckResult) -> str:
@@ -149,8 +139,13 @@ class SettingsDialog(QDialog):
         size_row.addWidget(self.height_box)
         self.provider = QComboBox()
         self.provider.setObjectName("provider")
-        self.provider.addItems(list(PROVIDERS))
+        self.provider.addItems(list(get_args(ProviderKind)))
+        self.provider.setToolTip(
+            "local: a sandboxed desktop on this machine; remote: a running guest server at the URL; "
+            "docker: a container on this machine"
+        )
         self.remote_url = QLineEdit(placeholderText="http://host:5000 (remote guest server)")
+        self.remote_url.setObjectName("guestUrl")
         self.provider.currentTextChanged.connect(lambda p: self.remote_url.setEnabled(p == "remote"))
         env_box = QGroupBox("Environment")
         form3 = QFormLayout(env_box)
@@ -182,10 +177,10 @@ class SettingsDialog(QDialog):
         self.width_box.setValue(ev.screen_resolution[0])
         self.height_box.setValue(ev.screen_resolution[1])
         self.max_steps.setValue(ev.max_steps)
-        choice = env_choice(settings)
-        self.provider.setCurrentText(choice["provider"])
-        self.remote_url.setText(choice["url"] or "")
-        self.remote_url.setEnabled(choice["provider"] == "remote")
+        env = settings.environment
+        self.provider.setCurrentText(env.provider)
+        self.remote_url.setText(env.url or "")
+        self.remote_url.setEnabled(env.provider == "remote")
 
     # --- profiles -----------------------------------------------------------------------------------
 
@@ -336,12 +331,9 @@ class SettingsDialog(QDialog):
                     "max_steps": self.max_steps.value(),
                 }
             )
-            extra = s.model_extra if s.model_extra is not None else {}
-            extra[ENV_KEY] = {
-                "provider": self.provider.currentText(),
-                "url": self.remote_url.text().strip() or None,
-            }
-            s.changed.emit(ENV_KEY)
+            s.environment = EnvironmentSettings.model_validate(
+                {"provider": self.provider.currentText(), "url": self.remote_url.text()}
+            )
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             raise SettingsError(f"invalid setting: {exc}", hint="correct the field and save again") from None
         if self._key_dirty and self.key.text().strip():

@@ -1,0 +1,74 @@
+"""The settings dialog: Test connection against a real local endpoint, and the environment it saves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from osw_studio.settings import Settings, load_settings
+from osw_studio.ui.settings_dialog import SettingsDialog
+from tests.fakes.memory_keyring import MemoryKeyring
+from tests.fakes.openai_server import FakeOpenAIServer
+
+
+def _dialog(qtbot: QtBot, settings: Settings) -> SettingsDialog:
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    return dialog
+
+
+async def test_test_connection_says_ok_then_suggests_the_v1_path(
+    qtbot: QtBot, memory_keyring: MemoryKeyring, openai_server: FakeOpenAIServer
+) -> None:
+    settings = Settings.model_validate(
+        {"model_provider": {"base_url": openai_server.base_url, "model": "test-model", "max_retries": 0}}
+    )
+    dialog = _dialog(qtbot, settings)
+    qtbot.keyClicks(dialog.key, "sk-typed-here")
+
+    result = await dialog.test_connection()
+    assert result.ok
+    shown = dialog.check_label.text()
+    assert shown.startswith(f'OK: test-model at {openai_server.base_url} answered "OK" in ')
+    assert dialog.test_button.isEnabled()
+
+    dialog.base_url.setText(openai_server.root_url)  # the /v1 left out
+    await dialog.test_connection()
+    shown = dialog.check_label.text()
+    assert shown.startswith("Failed (not_found):")
+    assert f"What to do: the API answers at {openai_server.base_url}: set base_url to it" in shown
+    assert "sk-typed-here" not in shown
+
+
+def test_the_environment_is_saved_typed_and_shown_again(
+    qtbot: QtBot, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"environment": {"provider": "local"}}), encoding="utf-8")
+    dialog = _dialog(qtbot, load_settings(path))
+    assert dialog.provider.currentText() == "local" and not dialog.remote_url.isEnabled()
+    assert [dialog.provider.itemText(i) for i in range(dialog.provider.count())] == [
+        "local",
+        "remote",
+        "docker",
+    ]
+
+    dialog.provider.setCurrentText("remote")
+    assert dialog.remote_url.isEnabled()
+    dialog.remote_url.setText("  http://10.0.0.5:5000/ ")
+    dialog.width_box.setValue(1280)
+    dialog.height_box.setValue(800)
+    dialog.save()
+    assert dialog.error.text() == "" and not dialog.isVisible()
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000"}
+    assert data["evaluation"]["screen_resolution"] == "1280x800"
+    again = _dialog(qtbot, load_settings(path))
+    assert again.provider.currentText() == "remote"
+    assert again.remote_url.text() == "http://10.0.0.5:5000"
+    assert (again.width_box.value(), again.height_box.value()) == (1280, 800)
