@@ -70,15 +70,25 @@ def docker_url() -> Iterator[str]:
         client.close()
         yield url
     finally:
-        _remove_containers(url)
-        proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
-        shutil.rmtree(home, ignore_errors=True)
+            _remove_containers(url)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            log.close()
+            _unmount_under(home)
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _unmount_under(home: Path) -> None:
+    """Unmount what dockerd leaves mounted in its exec root (its ``netns/default``), deepest first."""
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    for point in sorted((m for m in mounts if m.startswith(f"{home}/")), reverse=True):
+        subprocess.run(["umount", point], check=False, capture_output=True)
 
 
 def _accepts(path: Path) -> bool:
