@@ -50,11 +50,23 @@ class BashRequest(BaseModel):
     working_dir: str | None = None
 
 
+def _malformed(exc: ValueError) -> JSONResponse:
+    """400 in OSWorld's command result shape, for a command that cannot even be parsed."""
+    body = {"status": "error", "output": "", "error": f"bad command: {exc}", "returncode": -1}
+    return JSONResponse({**body, "message": body["error"]}, status_code=400)
+
+
 @router.post("/execute", summary="Run a command and wait for it")
 @router.post("/setup/execute", summary="Run a command and wait for it (setup alias)")
 def execute(body: CommandRequest) -> JSONResponse:
-    """Run a command to completion: ``{status, output, error, returncode}``; 500 if it cannot start."""
-    result = run_command(body.command, body.shell, body.timeout)
+    """Run a command to completion: ``{status, output, error, returncode}``; 500 if it cannot start.
+
+    400 for a command that is empty, holds a NUL byte or has unbalanced quotes.
+    """
+    try:
+        result = run_command(body.command, body.shell, body.timeout)
+    except ValueError as exc:
+        return _malformed(exc)
     return JSONResponse(result, status_code=500 if result["status"] == "error" else 200)
 
 
@@ -62,7 +74,10 @@ def execute(body: CommandRequest) -> JSONResponse:
 @router.post("/setup/execute_with_verification", summary="Run a command, then wait for checks (alias)")
 def execute_with_verification(body: VerifiedCommandRequest, request: Request) -> JSONResponse:
     """OSWorld's verification: ``window_exists`` (a title substring) and ``command_success`` (shell)."""
-    result = run_command(body.command, body.shell, body.timeout)
+    try:
+        result = run_command(body.command, body.shell, body.timeout)
+    except ValueError as exc:
+        return _malformed(exc)
     if result["status"] == "error" or not body.verification:
         return JSONResponse(result, status_code=500 if result["status"] == "error" else 200)
     windows = guest(request).windows
@@ -74,7 +89,10 @@ def execute_with_verification(body: VerifiedCommandRequest, request: Request) ->
             passed = False
         check = body.verification.get("command_success")
         if passed and check:
-            passed = run_command(str(check), True, 5)["returncode"] == 0
+            try:
+                passed = run_command(str(check), True, 5)["returncode"] == 0
+            except ValueError:
+                passed = False  # a malformed check never passes
         if passed:
             waited = time.monotonic() - started
             return JSONResponse({**result, "verification": "passed", "wait_time": waited})
@@ -88,6 +106,8 @@ def launch(body: CommandRequest, request: Request) -> JSONResponse:
     """Start ``command`` in the background: ``{status, message}``; 500 if it cannot start."""
     try:
         pid = guest(request).launcher.launch(body.command, body.shell)
+    except ValueError as exc:
+        return _malformed(exc)
     except OSError as exc:
         return JSONResponse({"status": "error", "message": str(exc)}, status_code=500)
     shown = body.command if isinstance(body.command, str) else " ".join(body.command)

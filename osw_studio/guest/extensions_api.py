@@ -63,6 +63,48 @@ def unknown_keys(actions: list[A.Action]) -> list[dict[str, Any]]:
     return errors
 
 
+MAX_SCROLL_CLICKS = 10_000
+"""The most wheel clicks one scroll may ask for (pyautogui counts clicks, so 10 000 is far beyond use)."""
+
+MAX_WAIT_S = 600.0
+"""The longest ``wait`` the guest performs; the runner waits on the host anyway."""
+
+_X_COORD = range(-32768, 32768)
+"""What X's 16-bit coordinates can hold."""
+
+
+def unbounded(actions: list[A.Action]) -> list[dict[str, Any]]:
+    """Validation errors (FastAPI's 422 shape) for actions the guest cannot perform in bounded time.
+
+    A scroll of a billion clicks, or a wait of a day, would hold the input lock for that long and
+    make the guest deaf to every later action; a coordinate outside X's 16-bit range cannot be sent.
+
+    Examples:
+        >>> [e["loc"] for e in unbounded([A.Scroll(dy=-5), A.Scroll(dy=10**9), A.Click(x=70000, y=1)])]
+        [['body', 'actions', 1, 'dy'], ['body', 'actions', 2, 'x']]
+    """
+    errors = []
+    for index, action in enumerate(actions):
+        problems: list[tuple[str, str]] = []
+        if isinstance(action, A.Scroll):
+            problems += [
+                (name, f"at most {MAX_SCROLL_CLICKS} wheel clicks")
+                for name, value in (("dx", action.dx), ("dy", action.dy))
+                if abs(value) > MAX_SCROLL_CLICKS
+            ]
+        if isinstance(action, A.Wait) and action.seconds > MAX_WAIT_S:
+            problems.append(("seconds", f"at most {MAX_WAIT_S:g} s"))
+        for name in ("x", "y", "start_x", "start_y"):
+            value = getattr(action, name, None)
+            if isinstance(value, int) and value not in _X_COORD:
+                problems.append((name, "outside the range X coordinates can hold"))
+        errors += [
+            {"loc": ["body", "actions", index, name], "msg": msg, "type": "value_error"}
+            for name, msg in problems
+        ]
+    return errors
+
+
 @router.get("/capabilities", summary="What this guest server can do beyond OSWorld's API")
 def capabilities(request: Request) -> dict[str, Any]:
     """Present on OSW Studio guests only; OSWorld guests answer 404 and the host falls back."""
@@ -89,8 +131,12 @@ def capabilities(request: Request) -> dict[str, Any]:
     responses={500: {"description": '{"status": "error", "message": ..., "index": i}: action i failed'}},
 )
 async def execute_input(body: InputRequest, request: Request) -> Any:
-    """Run the actions in order, in-process; 422 for invalid actions, 500 with the failing index."""
-    errors = unknown_keys(body.actions)
+    """Run the actions in order, in-process; 422 for invalid actions, 500 with the failing index.
+
+    Invalid also means unknown key names and actions that cannot run in bounded time (see
+    :func:`unbounded`); nothing runs then.
+    """
+    errors = unknown_keys(body.actions) + unbounded(body.actions)
     if errors:
         raise HTTPException(status_code=422, detail=errors)
     context = guest(request)

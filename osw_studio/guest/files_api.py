@@ -84,13 +84,16 @@ async def upload(file_path: str | None = Form(default=None), file_data: UploadFi
     if not file_path or file_data is None:
         return JSONResponse({"error": "file_path and file_data are required"}, status_code=400)
     path = _expand(file_path)
+    if "\0" in file_path:
+        return JSONResponse({"error": "file_path holds a NUL byte"}, status_code=400)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("wb") as out:
             while chunk := await file_data.read(1 << 20):
                 out.write(chunk)
     except OSError as exc:
-        path.unlink(missing_ok=True)
+        if path.is_file():  # half written; never remove what stands there otherwise (a folder)
+            path.unlink(missing_ok=True)
         return JSONResponse({"error": f"Failed to upload file: {exc}"}, status_code=500)
     return PlainTextResponse(f"File Uploaded: {path.stat().st_size} bytes")
 

@@ -39,16 +39,34 @@ def normalize_command(command: str | list[str], shell: bool) -> str | list[str]:
         ['echo', 'a b']
         >>> normalize_command("echo $HOME", True)
         'echo $HOME'
+        >>> normalize_command("echo 'a b", False)
+        Traceback (most recent call last):
+        ...
+        ValueError: No closing quotation
+
+    Raises:
+        ValueError: If the command is empty, holds a NUL byte, or has unbalanced quotes.
     """
+    parts = [command] if isinstance(command, str) else command
+    if any("\0" in part for part in parts):
+        raise ValueError("the command holds a NUL byte")
     if isinstance(command, str):
         if shell:
+            if not command.strip():
+                raise ValueError("the command is empty")
             return command
         command = shlex.split(command)
+    if not command:
+        raise ValueError("the command is empty")
     return [str(Path(arg).expanduser()) if arg.startswith("~/") else arg for arg in command]
 
 
 def run_command(command: str | list[str], shell: bool, timeout: float | None = None) -> dict[str, Any]:
-    """Run a command to completion: OSWorld's ``{status, output, error, returncode}``."""
+    """Run a command to completion: OSWorld's ``{status, output, error, returncode}``.
+
+    Raises:
+        ValueError: If the command is malformed (see :func:`normalize_command`).
+    """
     normalized = normalize_command(command, shell)
     try:
         result = subprocess.run(
@@ -96,6 +114,7 @@ class Launcher:
 
         Raises:
             OSError: If the program cannot be started (not found, not executable).
+            ValueError: If the command is malformed (see :func:`normalize_command`).
         """
         child = subprocess.Popen(
             normalize_command(command, shell),
