@@ -285,13 +285,25 @@ class Episode:
             except _Stopped:
                 status = "stopped"
             except OswError as exc:
-                error = str(exc)
+                error = self._step_error(exc)
                 self.error_raised.emit(exc)
         except BaseException as exc:  # a bug or a cancelled task: still leave a readable result behind
             error = f"internal error: {exc!r}" if not isinstance(exc, asyncio.CancelledError) else "cancelled"
             self._finish(status, score, error, started)
             raise
         return self._finish(status, score, error, started)
+
+    def _step_error(self, exc: OswError) -> str:
+        """The error as the result keeps it, naming the step it ended.
+
+        The model's and the guest's own errors name a URL, not the step they happened at.
+        """
+        text = str(exc)
+        in_step = (EpisodeState.OBSERVING, EpisodeState.PREDICTING, EpisodeState.GATING)
+        if text.startswith("step ") or self.state not in (*in_step, EpisodeState.EXECUTING):
+            return text
+        step = self.step_index if self.state == EpisodeState.EXECUTING else self.step_index + 1
+        return f"step {step} ({self.state.value}): {text}"
 
     def _finish(
         self,
