@@ -313,8 +313,10 @@ class ModelClient:
         stream = await self._client.chat.completions.create(
             **params, stream=True, stream_options={"include_usage": True}
         )
+        events = 0
         try:
             async for chunk in stream:
+                events += 1
                 acc.model = acc.model or chunk.model or ""
                 acc.add_usage(chunk.usage)
                 if not chunk.choices:
@@ -332,6 +334,10 @@ class ModelClient:
                     acc.finish_reason = choice.finish_reason
         finally:
             await stream.close()
+        if events == 0:
+            # Not one server-sent event: the URL answered something else (a web page, a proxy's
+            # login form), not a stream that was cut.
+            raise InvalidReply("the reply held no stream events")
         if acc.finish_reason is None:
             raise CutStream("the stream ended before the reply was finished")
         return acc
