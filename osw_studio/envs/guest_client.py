@@ -154,6 +154,15 @@ class GuestClient:
                     "or check the host and port",
                 )
                 retryable = True
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                # The connection was open and then dropped: the server died or restarted mid-request.
+                detail = f": {exc}" if str(exc) else ""
+                error = GuestError(
+                    f"the guest server dropped the connection ({type(exc).__name__}{detail})",
+                    where=url,
+                    hint="the guest server may have crashed or restarted; is it still running? (see its log)",
+                )
+                retryable = read
             except httpx.TimeoutException:
                 error = GuestError(
                     f"the guest server did not answer within {wait:g} s",
@@ -423,10 +432,15 @@ class GuestClient:
                 where=url,
                 hint="the host and guest may run different OSW Studio versions",
             )
-        data = response.json()
-        if response.status_code == 500:
+        try:
+            data = response.json()
+        except ValueError:  # a bare 500 from a server that crashed on the actions (its display died)
+            data = None
+        if response.status_code == 500 or not isinstance(data, dict):
             index = data.get("index") if isinstance(data, dict) else None
-            message = data.get("message", response.text[:300]) if isinstance(data, dict) else response.text
+            message = (
+                data.get("message", response.text[:300]) if isinstance(data, dict) else response.text[:300]
+            )
             where = f"{url}: action {index + 1}" if isinstance(index, int) else url
             raise GuestError(f"the guest failed an action: {message}", where=where)
         return int(data.get("executed", len(actions)))
