@@ -43,6 +43,7 @@ from psygnal import SignalInstance
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_serializer, field_validator
 
 from osw_studio.actions.coords import CoordMode
+from osw_studio.core.errors import SettingsError
 from osw_studio.settings.url import normalize_base_url
 
 _T = TypeVar("_T")
@@ -87,7 +88,18 @@ class ModelProvider(_Section):
     @field_validator("base_url")
     @classmethod
     def _normalize(cls, value: str) -> str:
+        return _base_url(value)
+
+
+def _base_url(value: str) -> str:
+    """Normalize a base URL in a validator.
+
+    The error becomes a ValueError, so pydantic reports it with the JSON path of the value.
+    """
+    try:
         return normalize_base_url(value)
+    except SettingsError as exc:
+        raise ValueError(f"{exc.message} ({exc.hint})") from None
 
 
 def _parse_resolution(value: Any) -> Any:
@@ -199,7 +211,7 @@ class Profile(_Section):
     @field_validator("base_url")
     @classmethod
     def _normalize(cls, value: str | None) -> str | None:
-        return None if value is None else normalize_base_url(value)
+        return None if value is None else _base_url(value)
 
     @field_validator("coordinate_mode", mode="before")
     @classmethod

@@ -94,6 +94,10 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, missing_ok: boo
         return settings
     except OSError as exc:
         raise SettingsError(f"cannot read the settings file: {exc.strerror}", where=str(file)) from None
+    except UnicodeDecodeError as exc:
+        raise SettingsError(
+            f"not UTF-8 text (byte {exc.start})", where=str(file), hint="save the file as UTF-8"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
