@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import sys
 import time
 from typing import Any, TextIO
-
-_SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
 
 
 def register(subparsers: Any) -> None:
@@ -62,15 +58,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=_export)
 
 
-def known_secrets(extra_vars: list[str]) -> list[str]:
-    """Values of environment variables that hold secrets (by name, or named on the command line)."""
-    return [
-        value
-        for name, value in os.environ.items()
-        if value and (name in extra_vars or _SECRET_ENV.search(name))
-    ]
-
-
 class ProgressBar:
     """A one-line progress bar on a terminal; occasional plain lines otherwise (logs, CI).
 
@@ -101,31 +88,23 @@ class ProgressBar:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from osw_studio.core.errors import ExportError
-    from osw_studio.trajectory.export import export_runs
-    from osw_studio.trajectory.exporters.base import ExportOptions, RunFilter, parse_date
-    from osw_studio.trajectory.scrub import Scrubber
+    from osw_studio.trajectory.export import export_options, export_runs, run_filter
 
-    try:
-        patterns = [re.compile(p) for p in args.scrub_typed]
-    except re.error as exc:
-        raise ExportError(f"bad --scrub-typed pattern: {exc}", where=str(exc.pattern)) from exc
-    run_filter = RunFilter(
-        success_only=args.success_only,
-        min_score=args.min_score,
-        sources=frozenset(args.source or ()),
-        domains=frozenset(args.domain or ()),
-        since=parse_date(args.since) if args.since else None,
-        until=parse_date(args.until, end=True) if args.until else None,
-    )
-    history = args.history if args.history is not None else (1 if args.per == "step" else 0)
-    options = ExportOptions(
-        filter=run_filter,
-        scrubber=Scrubber(secrets=known_secrets(args.secret_env), typed_patterns=patterns),
+    options = export_options(
+        run_filter(
+            success_only=args.success_only,
+            min_score=args.min_score,
+            sources=args.source or (),
+            domains=args.domain or (),
+            since=args.since,
+            until=args.until,
+        ),
+        scrub_typed=args.scrub_typed,
+        secret_env=args.secret_env,
         profile=args.profile,
         coords=args.coords,
         per=args.per,
-        history=history,
+        history=args.history,
         target=args.target,
         images=args.images,
     )

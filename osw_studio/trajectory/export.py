@@ -6,16 +6,22 @@ the number of runs (only the list of their folder paths is kept, to tell progres
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from osw_studio.actions.coords import COORD_MODES
 from osw_studio.core.errors import ExportError
 from osw_studio.trajectory.exporters import exporter_class
-from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
+from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, RunFilter, parse_date
 from osw_studio.trajectory.exporters.profiles import get_profile
+from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore, iter_runs
+
+_SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
 
 
 @dataclass
@@ -45,6 +51,89 @@ class ExportSummary:
 
 Progress = Callable[[int, int, ExportSummary], None]
 """Called after each run with ``(done, total, summary)``."""
+
+
+def known_secrets(extra_vars: Sequence[str] = ()) -> list[str]:
+    """Values of environment variables that hold secrets (by name, or named in ``extra_vars``)."""
+    return [
+        value
+        for name, value in os.environ.items()
+        if value and (name in extra_vars or _SECRET_ENV.search(name))
+    ]
+
+
+def run_filter(
+    *,
+    success_only: bool = False,
+    min_score: float | None = None,
+    sources: Iterable[str] = (),
+    domains: Iterable[str] = (),
+    since: str | None = None,
+    until: str | None = None,
+) -> RunFilter:
+    """A :class:`RunFilter` from what a person gives (dates as ISO text; ``until`` a whole day).
+
+    >>> f = run_filter(domains=["os"], since="2025-01-01", until="2025-01-31")
+    >>> sorted(f.domains), f.until - f.since > 30 * 86400
+    (['os'], True)
+
+    Raises:
+        ExportError: If a date is not an ISO date.
+    """
+    return RunFilter(
+        success_only=success_only,
+        min_score=min_score,
+        sources=frozenset(sources),
+        domains=frozenset(domains),
+        since=parse_date(since) if since else None,
+        until=parse_date(until, end=True) if until else None,
+    )
+
+
+def export_options(
+    filter: RunFilter | None = None,
+    *,
+    scrub_typed: Sequence[str] = (),
+    secret_env: Sequence[str] = (),
+    profile: str = "osworld",
+    coords: str | None = None,
+    per: Literal["step", "episode"] = "step",
+    history: int | None = None,
+    target: Literal["action", "thought-action"] = "thought-action",
+    images: Literal["copy", "embed"] = "copy",
+) -> ExportOptions:
+    """The options of an export, as the command line and the app's export dialog both build them.
+
+    Secrets are taken from the environment (variables named like keys, and those in ``secret_env``),
+    typed text matching ``scrub_typed`` is redacted, and ``history`` defaults to one screenshot per
+    step sample and none for whole episodes.
+
+    >>> export_options(per="episode").history, export_options().history
+    (0, 1)
+
+    Raises:
+        ExportError: For a pattern that is not a regular expression, or options no exporter honours.
+    """
+    try:
+        patterns = [re.compile(p) for p in scrub_typed]
+    except re.error as exc:
+        raise ExportError(
+            f"bad pattern to scrub typed text (--scrub-typed): {exc}",
+            where=str(exc.pattern),
+            hint="fix the regular expression",
+        ) from exc
+    options = ExportOptions(
+        filter=filter or RunFilter(),
+        scrubber=Scrubber(secrets=known_secrets(secret_env), typed_patterns=patterns),
+        profile=profile,
+        coords=coords,
+        per=per,
+        history=history if history is not None else (1 if per == "step" else 0),
+        target=target,
+        images=images,
+    )
+    check_options(options)
+    return options
 
 
 def check_options(options: ExportOptions) -> None:

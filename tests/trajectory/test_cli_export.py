@@ -39,4 +39,4 @@ def test_export_user_errors_are_one_line(
     code = main(
         ["export", str(runs_dir), "-f", "sft-messages", "-o", str(tmp_path / "o"), "--scrub-typed", "(["]
     )
-    assert code == 2 and "bad --scrub-typed pattern" in capsys.readouterr().err
+    assert code == 2 and "bad pattern to scrub typed text (--scrub-typed)" in capsys.readouterr().err
