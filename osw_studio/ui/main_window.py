@@ -1,4 +1,4 @@
-"""The main window: docks for tasks, the live viewer, the step inspector, the timeline and run history.
+"""The main window: docks for tasks, the viewer, the step inspector, the timeline, runs and results.
 
 It composes the views, owns the toolbar and shortcuts (Run F5, Pause Space, Step F10, Stop Shift+F5,
 Approve Enter, Take over Ctrl+T; mode auto / approve), and binds each new episode's
@@ -27,6 +27,7 @@ from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream, decode_frame
+from osw_studio.ui.results_view import ResultsView
 from osw_studio.ui.run_controller import RunController
 from osw_studio.ui.run_history import RunHistory, list_runs
 from osw_studio.ui.services import Services
@@ -39,10 +40,12 @@ from osw_studio.ui.viewer import TAKEOVER_KEY, VmViewer
 
 if TYPE_CHECKING:
     from osw_studio.ui.authoring import AuthoringWindow
+    from osw_studio.ui.export_dialog import ExportDialog
 
 log = logging.getLogger(__name__)
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
+"""Bumped when the docks change, so an older saved layout is not forced onto new docks."""
 
 
 def last_results(runs_dir: Path) -> dict[str, str]:
@@ -102,6 +105,7 @@ class MainWindow(QMainWindow):
         self.inspector = StepInspector()
         self.timeline = Timeline()
         self.history = RunHistory(services.runs_dir)
+        self.results = ResultsView()
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
         self.status.set_env(services.env_description())
@@ -114,9 +118,12 @@ class MainWindow(QMainWindow):
         self._dock("history", "Run history", self.history, area.LeftDockWidgetArea)
         self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
         self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
+        self._dock("results", "Results", self.results, area.RightDockWidgetArea)
         self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
         self.docks["tasks"].raise_()
         self.splitDockWidget(self.docks["viewer"], self.docks["inspector"], Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.docks["viewer"], self.docks["results"])
+        self.docks["viewer"].raise_()
         self.resizeDocks(
             [self.docks["tasks"], self.docks["viewer"], self.docks["inspector"]],
             [330, 900, 370],
@@ -128,11 +135,14 @@ class MainWindow(QMainWindow):
         self.tasks.task_selected.connect(self._on_task_selected)
         self.timeline.step_selected.connect(self._on_step_selected)
         self.history.run_opened.connect(self.open_run)
+        self.results.run_opened.connect(self._on_result_opened)
+        self.results.folder_changed.connect(lambda folder: self.qsettings.setValue("results/folder", folder))
         self.inspector.actions_edited.connect(self.viewer.canvas.set_actions)
         self.viewer.canvas.human_input.connect(self._on_human_input)
         services.settings.changed.connect(self._on_settings_changed)
         self._update_actions()
         self.restore_layout()
+        self._restore_results_folder()
         count = len(library)
         self.status.showMessage(f"{count} tasks in {len(library.domains)} domains. Pick one and press F5.")
 
@@ -216,6 +226,12 @@ class MainWindow(QMainWindow):
         toolbar.addSeparator()
         toolbar.addAction(self.settings_action)
         self.addToolBar(toolbar)
+        file_menu = self.menuBar().addMenu("&File")
+        self.open_results_action = file_menu.addAction("Open results folder…", self.pick_results_folder)
+        self.export_action = file_menu.addAction("Export runs…", self.open_export)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        file_menu.addSeparator()
+        file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
         view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
@@ -453,6 +469,7 @@ class MainWindow(QMainWindow):
             self._results[result.task_id] = result.status
         self.history.refresh()
         self.tasks.refresh()
+        self._refresh_results()
         self._update_actions()
 
     def _on_run_ended(self, episode: Episode) -> None:
@@ -515,6 +532,47 @@ class MainWindow(QMainWindow):
         if steps:
             self.timeline.setCurrentRow(0)
             self.timeline.setFocus()
+
+    # --- results ------------------------------------------------------------------------------------
+
+    def _restore_results_folder(self) -> None:
+        saved = self.qsettings.value("results/folder")
+        folder = Path(saved) if isinstance(saved, str) and saved else self.services.runs_dir
+        if folder.is_dir():
+            self.results.set_folder(folder)
+
+    def pick_results_folder(self) -> None:
+        """File > Open results folder…: show a batch's results (``eval run --out``, runs or OSWorld's)."""
+        self.docks["results"].show()
+        self.docks["results"].raise_()
+        self.results.pick_folder()
+
+    def show_results(self, folder: Path) -> None:
+        """Show the results in ``folder`` in the Results dock."""
+        self.docks["results"].show()
+        self.docks["results"].raise_()
+        self.results.set_folder(folder)
+
+    def _on_result_opened(self, run: RunStore) -> None:
+        self.open_run(run)
+        if self._history_run is run:  # shown: the viewer and the timeline take over
+            self.docks["viewer"].raise_()
+
+    def open_export(self) -> ExportDialog:
+        """File > Export runs…: the runs selected in Run history, or the runs folder, to a format."""
+        from osw_studio.ui.export_dialog import ExportDialog
+
+        dialog = ExportDialog(self.history.selected_runs(), self.services.runs_dir, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _refresh_results(self) -> None:
+        folder = self.results.folder
+        if folder is None and self.services.runs_dir.is_dir():  # the first run made the runs folder
+            self.results.set_folder(self.services.runs_dir)
+        elif folder is not None and self.services.runs_dir.resolve().is_relative_to(folder.resolve()):
+            self.results.refresh()
 
     # --- settings -----------------------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ class RunHistory(QWidget):
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setRootIsDecorated(False)
         self.tree.setSortingEnabled(False)
+        self.tree.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)  # several, to export
         self.tree.itemActivated.connect(lambda *_: self.open_selected())
         self.open_button = QPushButton("Open")
         self.open_button.clicked.connect(self.open_selected)
@@ -109,6 +110,11 @@ class RunHistory(QWidget):
     def runs(self) -> list[RunStore]:
         """The runs listed, newest first."""
         return list(self._runs)
+
+    def selected_runs(self) -> list[RunStore]:
+        """The runs selected (Ctrl/Shift-click picks several), in the order listed."""
+        rows = sorted(int(item.data(0, Qt.ItemDataRole.UserRole)) for item in self.tree.selectedItems())
+        return [self._runs[n] for n in rows]
 
     def open_selected(self) -> None:
         """Open the selected run."""

@@ -124,6 +124,7 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     marks = window.timeline.marks()
     assert marks[:2] == ["approved", "edited"] and "human" in marks
     assert not window.stop_action.isEnabled() and window.run_action.isEnabled()
+    assert window.results.visible_tasks() == ["write-hello-file"]  # the Results dock counts the run
     window.history.refresh()
     assert window.history.runs[0].run_id == window.controller.episode.run_dir.name  # type: ignore[union-attr]
 

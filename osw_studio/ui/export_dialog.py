@@ -1,0 +1,332 @@
+"""File › Export runs…: runs into a training or evaluation format, as ``osw-studio export`` does.
+
+The person picks the runs (those selected in the run history, or every run under a folder), a format from
+the exporter registry, filters, a few chat-format options and an output folder. The options are built by
+:func:`osw_studio.trajectory.export.export_options` and the export is
+:func:`osw_studio.trajectory.export.export_runs`, the same code the command line runs; it runs in a
+worker thread (``run_in_executor``) so the window stays responsive, and reports progress back to the
+loop. Errors show in the dialog with what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, cast
+
+from PySide6.QtCore import QDate, Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDateEdit,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from osw_studio.core.errors import ExportError, OswError
+from osw_studio.trajectory.export import ExportSummary, export_options, export_runs, run_filter
+from osw_studio.trajectory.exporters import DESCRIPTIONS
+from osw_studio.trajectory.exporters.base import STEP_KINDS, ExportOptions
+from osw_studio.trajectory.exporters.profiles import PROFILES
+from osw_studio.trajectory.store import RunStore
+from osw_studio.ui.errors import error_text
+
+log = logging.getLogger(__name__)
+
+
+def describe_summary(summary: ExportSummary) -> str:
+    """What an export did, as the dialog says it.
+
+    >>> describe_summary(ExportSummary("html", Path("out"), runs_found=3, runs_exported=2, samples=2,
+    ...                                skipped={"filtered out": 1}))
+    'Exported 2 of 3 runs as html to out (2 samples; skipped: 1 filtered out).'
+    """
+    skipped = ", ".join(f"{n} {why}" for why, n in summary.skipped.items()) or "none"
+    return (
+        f"Exported {summary.runs_exported} of {summary.runs_found} runs as {summary.format} to "
+        f"{summary.out} ({summary.samples} samples; skipped: {skipped})."
+    )
+
+
+def _date_row(label: str) -> tuple[QCheckBox, QDateEdit, QHBoxLayout]:
+    check = QCheckBox(label)
+    date = QDateEdit(QDate.currentDate())
+    date.setCalendarPopup(True)
+    date.setDisplayFormat("yyyy-MM-dd")
+    date.setEnabled(False)
+    check.toggled.connect(date.setEnabled)
+    row = QHBoxLayout()
+    row.addWidget(check)
+    row.addWidget(date, 1)
+    return check, date, row
+
+
+class ExportDialog(QDialog):
+    """Exports runs; non-modal work, so the app keeps running while it writes.
+
+    Args:
+        selected: The runs selected in the run history (offered first when there are any).
+        folder: The folder offered for "every run under a folder" (the runs folder).
+        parent: The window.
+    """
+
+    def __init__(
+        self, selected: Sequence[RunStore], folder: Path | None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export runs")
+        self.setMinimumWidth(620)
+        self.selected = list(selected)
+        self.summary: ExportSummary | None = None
+        self._task: asyncio.Future[ExportSummary] | None = None
+        self._cancel = threading.Event()
+
+        # --- which runs
+        self.use_selected = QRadioButton(f"The runs selected in Run history ({len(self.selected)})")
+        self.use_folder = QRadioButton("Every run under a folder:")
+        self.runs_folder = QLineEdit(str(folder) if folder else "")
+        self.runs_folder.setObjectName("exportRunsFolder")
+        browse_runs = QPushButton("Browse…")
+        browse_runs.clicked.connect(lambda: self._browse(self.runs_folder, "Runs folder"))
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.use_folder)
+        folder_row.addWidget(self.runs_folder, 1)
+        folder_row.addWidget(browse_runs)
+        (self.use_selected if self.selected else self.use_folder).setChecked(True)
+        self.use_selected.setEnabled(bool(self.selected))
+        runs_box = QGroupBox("Runs")
+        runs_layout = QVBoxLayout(runs_box)
+        runs_layout.addWidget(self.use_selected)
+        runs_layout.addLayout(folder_row)
+
+        # --- format and its options
+        self.format = QComboBox()
+        self.format.setObjectName("exportFormat")
+        for name, text in DESCRIPTIONS.items():
+            self.format.addItem(name)
+            self.format.setItemData(self.format.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
+        self.format_help = QLabel(DESCRIPTIONS[self.format.currentText()])
+        self.format_help.setWordWrap(True)
+        self.format.currentTextChanged.connect(lambda name: self.format_help.setText(DESCRIPTIONS[name]))
+        self.profile = QComboBox()
+        self.profile.addItems(list(PROFILES))
+        self.profile.setToolTip("The target model of chat formats: its prompt and coordinate convention")
+        self.per = QComboBox()
+        self.per.addItems(["step", "episode"])
+        self.per.setToolTip("One sample per step, or one conversation per run")
+        self.images = QComboBox()
+        self.images.addItems(["copy", "embed"])
+        self.images.setToolTip("Image files beside the export, or data URLs inside it")
+        format_box = QGroupBox("Format")
+        form = QFormLayout(format_box)
+        form.addRow("Format", self.format)
+        form.addRow("", self.format_help)
+        form.addRow("Model profile", self.profile)
+        form.addRow("Samples", self.per)
+        form.addRow("Images", self.images)
+
+        # --- filters
+        self.success_only = QCheckBox("Successful runs only")
+        self.use_min_score = QCheckBox("Minimum score")
+        self.min_score = QDoubleSpinBox(minimum=0.0, maximum=1.0, singleStep=0.1, decimals=2)
+        self.min_score.setEnabled(False)
+        self.use_min_score.toggled.connect(self.min_score.setEnabled)
+        score_row = QHBoxLayout()
+        score_row.addWidget(self.use_min_score)
+        score_row.addWidget(self.min_score, 1)
+        self.sources = {kind: QCheckBox(kind) for kind in STEP_KINDS}
+        sources_row = QHBoxLayout()
+        for box in self.sources.values():
+            box.setChecked(True)
+            sources_row.addWidget(box)
+        sources_row.addStretch(1)
+        self.domains = QLineEdit(placeholderText="all (or a comma-separated list: os, gimp, …)")
+        self.domains.setObjectName("exportDomains")
+        self.use_since, self.since, since_row = _date_row("From")
+        self.use_until, self.until, until_row = _date_row("To")
+        filter_box = QGroupBox("Filters")
+        form2 = QFormLayout(filter_box)
+        form2.addRow(self.success_only)
+        form2.addRow(score_row)
+        form2.addRow("Steps by", sources_row)
+        form2.addRow("Domains", self.domains)
+        form2.addRow("Started", since_row)
+        form2.addRow("", until_row)
+
+        # --- where, and progress
+        self.out = QLineEdit()
+        self.out.setObjectName("exportOut")
+        self.out.setPlaceholderText("the folder the export is written to")
+        browse_out = QPushButton("Browse…")
+        browse_out.clicked.connect(lambda: self._browse(self.out, "Export to"))
+        out_row = QHBoxLayout()
+        out_row.addWidget(QLabel("Output folder"))
+        out_row.addWidget(self.out, 1)
+        out_row.addWidget(browse_out)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("exportProgress")
+        self.progress.setFormat("%v / %m runs")
+        self.progress.setValue(0)
+        self.message = QLabel("")
+        self.message.setObjectName("exportMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.ActionRole)
+        self.export_button.setObjectName("exportButton")
+        self.export_button.setDefault(True)
+        self.export_button.clicked.connect(self.start)
+        self.cancel_button = self.buttons.addButton("Cancel export", QDialogButtonBox.ButtonRole.ActionRole)
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self._cancel.set)
+        self.buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(runs_box)
+        layout.addWidget(format_box)
+        layout.addWidget(filter_box)
+        layout.addLayout(out_row)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.message)
+        layout.addWidget(self.buttons)
+
+    def _browse(self, field: QLineEdit, title: str) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, title, field.text())
+        if chosen:
+            field.setText(chosen)
+
+    # --- the export ---------------------------------------------------------------------------------
+
+    def run_paths(self) -> list[Path]:
+        """The runs (or folders of runs) the export reads.
+
+        Raises:
+            ExportError: If no runs were chosen.
+        """
+        if self.use_selected.isChecked():
+            return [run.path for run in self.selected]
+        text = self.runs_folder.text().strip()
+        if not text:
+            raise ExportError("no runs chosen", hint="select runs in Run history, or give a folder of runs")
+        return [Path(text).expanduser()]
+
+    def chosen_format(self) -> str:
+        """The format's name."""
+        return self.format.currentText()
+
+    def build_options(self) -> tuple[list[Path], Path, ExportOptions]:
+        """The runs, the output folder and the export options the form describes.
+
+        Raises:
+            ExportError: For a missing output folder, no step source or a bad option.
+        """
+        paths = self.run_paths()
+        out = self.out.text().strip()
+        if not out:
+            raise ExportError("no output folder", hint="choose where the export is written")
+        sources = [kind for kind, box in self.sources.items() if box.isChecked()]
+        if not sources:
+            raise ExportError("no step source chosen", hint="tick agent, human or edited (all: no filter)")
+        domains = [d.strip() for d in self.domains.text().split(",") if d.strip()]
+        options = export_options(
+            run_filter(
+                success_only=self.success_only.isChecked(),
+                min_score=self.min_score.value() if self.use_min_score.isChecked() else None,
+                sources=sources if len(sources) < len(STEP_KINDS) else (),
+                domains=domains,
+                since=self.since.date().toString("yyyy-MM-dd") if self.use_since.isChecked() else None,
+                until=self.until.date().toString("yyyy-MM-dd") if self.use_until.isChecked() else None,
+            ),
+            profile=self.profile.currentText(),
+            per=cast(Literal["step", "episode"], self.per.currentText()),
+            images=cast(Literal["copy", "embed"], self.images.currentText()),
+        )
+        return paths, Path(out).expanduser(), options
+
+    def start(self) -> asyncio.Future[ExportSummary] | None:
+        """Check the form and start the export in a worker thread (None when the form is incomplete)."""
+        if self._task is not None and not self._task.done():
+            return None
+        try:
+            paths, out, options = self.build_options()
+        except OswError as exc:
+            self._show_error(exc)
+            return None
+        loop = asyncio.get_running_loop()
+        self._cancel.clear()
+        self.summary = None
+        self.progress.setRange(0, 0)  # busy until the runs are counted
+        self.message.setStyleSheet("")
+        self.message.setText(f"Exporting to {out}…")
+        self.export_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        fmt = self.chosen_format()
+
+        def progress(done: int, total: int, _summary: ExportSummary) -> None:  # in the worker thread
+            loop.call_soon_threadsafe(self._on_progress, done, total)
+            if self._cancel.is_set():
+                raise ExportError(
+                    f"export cancelled after {done} of {total} runs",
+                    where=str(out),
+                    hint="what was written so far is incomplete; export again to finish",
+                )
+
+        self._task = loop.run_in_executor(None, export_runs, paths, fmt, out, options, progress)
+        self._task.add_done_callback(self._on_done)
+        return self._task
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+
+    def _on_done(self, task: asyncio.Future[ExportSummary]) -> None:
+        self.export_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        if self.progress.maximum() == 0:
+            self.progress.setRange(0, 1)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            if not isinstance(exc, OswError):
+                log.error("export failed", exc_info=exc)
+            self._show_error(exc)
+            return
+        self.summary = task.result()
+        self.progress.setValue(self.progress.maximum())
+        self.message.setStyleSheet("color: #4caf50;")
+        self.message.setText(describe_summary(self.summary))
+
+    def _show_error(self, exc: BaseException) -> None:
+        title, body = error_text(exc)
+        self.message.setStyleSheet("color: #ff6b6b;")
+        self.message.setText(f"{title}: {body}".replace("\n\n", "\n"))
+
+    async def wait(self) -> ExportSummary | None:
+        """Wait for the export in progress, if any (tests, and closing the window)."""
+        if self._task is None:
+            return None
+        try:
+            return await self._task
+        except Exception:  # shown in the dialog already
+            return None
+
+    def reject(self) -> None:  # noqa: D102 (Qt override: closing asks a running export to stop)
+        self._cancel.set()
+        super().reject()
