@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 XVFB := xvfb-run -a -s "-screen 0 1920x1080x24 -nolisten tcp"
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-reliability check lint bench package clean
+.PHONY: setup run test test-reliability check lint bench package test-package dist install-desktop icons clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,30 @@ check: lint test
 
 bench: setup
 	$(XVFB) $(BIN)/python bench/run_all.py
+
+# A one-folder app, dist/osw-studio/ (PyInstaller; see packaging/README.md for macOS and Windows).
+PACKAGE_DIST ?= dist
+PACKAGE_WORK ?= build/pyinstaller
+package: setup
+	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath $(PACKAGE_DIST) --workpath $(PACKAGE_WORK) \
+		packaging/pyinstaller/osw-studio.spec
+	@echo "built $(PACKAGE_DIST)/osw-studio/osw-studio"
+
+test-package: setup
+	$(BIN)/pytest tests/packaging $(PYTEST_ARGS)
+
+# The sdist and wheel for `pip install osw-studio`, checked with twine.
+dist: setup
+	rm -rf dist/*.whl dist/*.tar.gz
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*.whl dist/*.tar.gz
+
+# The launcher, AppStream metadata and icons in ~/.local/share (XDG_DATA_HOME), running this checkout.
+install-desktop: setup
+	packaging/linux/install-desktop.sh --exec $(abspath $(BIN))/osw-studio
+
+icons: setup
+	$(BIN)/python scripts/render_icons.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache
