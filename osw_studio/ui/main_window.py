@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
 
 from osw_studio import __version__
@@ -25,8 +25,10 @@ from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.runner.episode import Episode, Proposal
 from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.trajectory.store import RunStore
+from osw_studio.ui.about import about_action
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream, decode_frame
+from osw_studio.ui.icons import ActionIcon, action_icon
 from osw_studio.ui.results_view import ResultsView
 from osw_studio.ui.run_controller import RunController
 from osw_studio.ui.run_history import RunHistory, list_runs
@@ -161,16 +163,8 @@ class MainWindow(QMainWindow):
         state = self.qsettings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        self._layout_restored = isinstance(state, QByteArray) and self.restoreState(state, LAYOUT_VERSION)
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: D102 (Qt override)
-        super().showEvent(event)
-        if not self._layout_restored:  # first launch: a big viewer, a slim timeline
-            self._layout_restored = True
-            height = max(400, self.height() - 280)
-            self.resizeDocks(
-                [self.docks["viewer"], self.docks["timeline"]], [height, 150], Qt.Orientation.Vertical
-            )
+        if isinstance(state, QByteArray):
+            self.restoreState(state, LAYOUT_VERSION)
 
     def save_layout(self) -> None:
         """Save the window geometry and dock layout."""
@@ -186,8 +180,10 @@ class MainWindow(QMainWindow):
 
     # --- toolbar and shortcuts ----------------------------------------------------------------------
 
-    def _action(self, text: str, shortcut: QKeySequence | str, slot: object, tip: str) -> QAction:
-        action = QAction(text, self)
+    def _action(
+        self, text: str, shortcut: QKeySequence | str, slot: object, tip: str, icon: ActionIcon
+    ) -> QAction:
+        action = QAction(action_icon(icon), text, self)
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.setToolTip(f"{tip} ({QKeySequence(shortcut).toString()})")
@@ -196,19 +192,25 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        self.run_action = self._action("Run", "F5", self.run_or_resume, "Run the selected task, or resume")
+        self.run_action = self._action(
+            "Run", "F5", self.run_or_resume, "Run the selected task, or resume", "run"
+        )
         self.pause_action = self._action(
-            "Pause", "Space", self.toggle_pause, "Pause or resume between phases"
+            "Pause", "Space", self.toggle_pause, "Pause or resume between phases", "pause"
         )
         self.pause_action.setCheckable(True)
-        self.step_action = self._action("Step", "F10", self.step_once, "Run one step, then pause")
-        self.stop_action = self._action("Stop", "Shift+F5", self.stop, "Stop the run")
+        self.step_action = self._action("Step", "F10", self.step_once, "Run one step, then pause", "step")
+        self.stop_action = self._action("Stop", "Shift+F5", self.stop, "Stop the run", "stop")
         self.approve_action = self._action(
-            "Approve", "Return", self.inspector.approve, "Approve the proposal"
+            "Approve", "Return", self.inspector.approve, "Approve the proposal", "approve"
         )
-        self.takeover_action = self._action("Take over", TAKEOVER_KEY, self.toggle_takeover, "Act yourself")
+        self.takeover_action = self._action(
+            "Take over", TAKEOVER_KEY, self.toggle_takeover, "Act yourself", "takeover"
+        )
         self.takeover_action.setCheckable(True)
-        self.settings_action = self._action("Settings", "Ctrl+,", self.open_settings, "Edit the settings")
+        self.settings_action = self._action(
+            "Settings", "Ctrl+,", self.open_settings, "Edit the settings", "settings"
+        )
         self.mode = QComboBox()
         self.mode.setObjectName("mode")
         self.mode.addItems(["auto", "approve"])
@@ -216,6 +218,7 @@ class MainWindow(QMainWindow):
         self.mode.currentTextChanged.connect(self._on_mode_changed)
         toolbar = QToolBar("Run")
         toolbar.setObjectName("runToolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         for action in (self.run_action, self.pause_action, self.step_action, self.stop_action):
             toolbar.addAction(action)
         toolbar.addSeparator()
@@ -237,6 +240,9 @@ class MainWindow(QMainWindow):
             view_menu.addAction(dock.toggleViewAction())
         tasks_menu = self.menuBar().addMenu("&Tasks")
         tasks_menu.addAction("Author a task…", self.open_authoring)
+        help_menu = self.menuBar().addMenu("&Help")
+        self.about_action = about_action(self)
+        help_menu.addAction(self.about_action)
 
     def open_authoring(self) -> QMainWindow:
         """Open the task-authoring window (editor, sandbox setup, demonstration, checks)."""

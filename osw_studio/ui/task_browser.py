@@ -33,6 +33,24 @@ def _params(step: dict[str, object]) -> str:
     return json.dumps(step.get("parameters", {}), ensure_ascii=False)[:300]
 
 
+def task_file_label(entry: TaskEntry) -> str:
+    """Where a task's file is, relative to its task root (the folder of domain folders), named by it.
+
+    Absolute paths say little and differ per machine; the root's name and the rest identify the file.
+
+    >>> from pathlib import Path
+    >>> from osw_studio.core.task import Task
+    >>> task = Task.model_validate({"id": "t", "instruction": "i", "evaluator": {"func": "infeasible"}})
+    >>> task_file_label(TaskEntry(task, Path("/home/me/osw/tasks/os/t.json"), "os"))
+    'tasks/os/t.json'
+    >>> task_file_label(TaskEntry(task, Path("/data/t.json"), "misc"))
+    'data/t.json'
+    """
+    path = entry.path
+    root = path.parent.parent if path.parent.name == entry.domain else path.parent
+    return path.relative_to(root.parent).as_posix() if root.name else path.name
+
+
 def task_details_html(entry: TaskEntry, last_result: str | None = None) -> str:
     """The details pane of one task: instruction, setup steps, evaluator, related apps."""
     task = entry.task
@@ -48,7 +66,7 @@ def task_details_html(entry: TaskEntry, last_result: str | None = None) -> str:
         f"<h3>{_html(task.instruction)}</h3>"
         f"<p><b>id</b> {_html(task.id)}<br><b>domain</b> {_html(entry.domain)}<br>"
         f"<b>apps</b> {_html(apps)}<br><b>reference solution</b> {solution}<br>"
-        f"<b>last result</b> {_html(result)}<br><b>file</b> {_html(str(entry.path))}</p>"
+        f"<b>last result</b> {_html(result)}<br><b>file</b> {_html(task_file_label(entry))}</p>"
         f"<h4>Setup ({len(task.config)} steps)</h4><ol>{steps or '<i>none</i>'}</ol>"
         f"<h4>Evaluator</h4><pre>{_html(evaluator[:4000])}</pre>"
     )

@@ -19,7 +19,8 @@ from osw_studio.core.step import StepRecord
 
 log = logging.getLogger(__name__)
 
-THUMB = QSize(160, 90)
+THUMB = QSize(213, 120)
+"""A thumbnail's size: a 16:9 screen at 120 px high, enough to recognise the screen it shows."""
 
 MARKS: dict[str, tuple[str, QColor]] = {
     "agent": ("agent", QColor(90, 150, 255)),
@@ -94,11 +95,18 @@ class Timeline(QListWidget):
         self.setIconSize(THUMB)
         self.setSpacing(4)
         self.setUniformItemSizes(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.setMinimumHeight(THUMB.height() + 50)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        # a strip exactly as tall as a row of thumbnails, so the viewer keeps the rest of the window
+        self.setFixedHeight(self.strip_height())
         self._records: list[StepRecord] = []
         self.currentRowChanged.connect(self._on_row)
         self._pending: set[asyncio.Future[QImage]] = set()
+
+    def strip_height(self) -> int:
+        """The height of one row of thumbnails with their labels and the scroll bar."""
+        label = self.fontMetrics().height()
+        scrollbar = self.horizontalScrollBar().sizeHint().height()
+        return THUMB.height() + label + 4 * self.spacing() + scrollbar + 2 * self.frameWidth() + 4
 
     @property
     def records(self) -> list[StepRecord]:

@@ -19,6 +19,7 @@ from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import Settings
 from osw_studio.tasks import TaskLibrary
 from osw_studio.trajectory.layout import new_run_id
+from osw_studio.ui.about import AboutDialog
 from osw_studio.ui.export_dialog import ExportDialog
 from osw_studio.ui.main_window import MainWindow
 from osw_studio.ui.services import Services
@@ -73,7 +74,9 @@ def menu_texts(window: MainWindow) -> dict[str, list[str]]:
     for action in window.menuBar().actions():
         menu = action.menu()
         assert isinstance(menu, QMenu)
-        found[action.text().replace("&", "")] = [a.text() for a in menu.actions() if not a.isSeparator()]
+        found[action.text().replace("&", "")] = [
+            a.text().replace("&", "") for a in menu.actions() if not a.isSeparator()
+        ]
     return found
 
 
@@ -90,7 +93,7 @@ def table_rows(window: MainWindow) -> list[list[str]]:
 async def test_results_dock_shows_the_runs_and_opens_one_in_the_timeline(window: MainWindow) -> None:
     menus = menu_texts(window)
     assert menus["File"] == ["Open results folder…", "Export runs…", "Quit"]
-    assert "Results" in menus["View"]
+    assert "Results" in menus["View"] and menus["Help"] == ["About OSW Studio"]
 
     results = window.docks["results"]
     assert window.tabifiedDockWidgets(window.docks["viewer"]) == [results]
@@ -173,6 +176,23 @@ async def test_export_errors_show_what_to_do(window: MainWindow, tmp_path: Path)
     assert "no step source chosen" in dialog.message.text()
 
 
+async def test_help_about_shows_the_versions_of_the_app_qt_and_python(window: MainWindow) -> None:
+    import platform
+
+    from PySide6.QtCore import qVersion
+
+    from osw_studio import __version__
+
+    window.about_action.trigger()
+    dialog = window.findChild(AboutDialog)
+    assert isinstance(dialog, AboutDialog) and dialog.isVisible()
+    assert dialog.windowTitle() == "About OSW Studio"
+    shown = {label: field.text() for label, field in dialog.values.items()}
+    assert shown["OSW Studio"] == __version__ and shown["Qt"] == qVersion()
+    assert shown["Python"].startswith(platform.python_version())
+    dialog.reject()
+
+
 async def test_a_moved_dock_is_where_it_was_left_after_a_restart(qtbot: QtBot, tmp_path: Path) -> None:
     ini = tmp_path / "layout.ini"
     runs = tmp_path / "runs"
@@ -194,3 +214,26 @@ async def test_a_moved_dock_is_where_it_was_left_after_a_restart(qtbot: QtBot, t
         assert not second.docks["history"].isVisible() and second.docks["tasks"].isVisible()
     finally:
         await second.shutdown()
+
+
+async def test_the_timeline_is_a_strip_of_whole_thumbnails(window: MainWindow) -> None:
+    window.resize(1600, 960)
+    window.open_run(next(run for run in window.history.runs if run.meta.task_id == "fix-greeting-typo"))
+    timeline = window.timeline
+    await until(lambda: timeline.count() == 3 and timeline.isVisible())
+    assert timeline.iconSize().height() == 120
+    # short: the viewer keeps most of the window's height
+    assert window.docks["timeline"].height() < 0.25 * window.height()
+    assert window.docks["viewer"].height() > 2.5 * window.docks["timeline"].height()
+    # and every thumbnail with its label is shown whole, without scrolling down
+    for row in range(timeline.count()):
+        rect = timeline.visualItemRect(timeline.item(row))
+        assert rect.top() >= 0 and rect.bottom() <= timeline.viewport().height()
+        assert rect.height() >= 120
+
+
+async def test_task_details_name_the_file_relative_to_the_task_root(window: MainWindow) -> None:
+    assert window.tasks.select_task("write-hello-file")
+    text = window.tasks.details.toPlainText()
+    assert "file tasks/os/write-hello-file.json" in text
+    assert str(ROOT) not in text
