@@ -123,12 +123,13 @@ def main(args: argparse.Namespace) -> int:
     async def prepare_env() -> None:
         window.status.set_env(services.env_description() + " · starting…")
         try:
-            await services.ensure_env()
+            env = await services.ensure_env()
         except OswError as exc:
             reporter.report(exc)
             window.status.set_env(services.env_description())
             return
         window.status.set_env(services.env_description() + " · ready")
+        await window.show_idle_env(env)
 
     async def run() -> None:
         prepare = None

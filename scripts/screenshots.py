@@ -7,6 +7,8 @@ task's reference solution in approve mode, so every picture shows a real guest s
 - approve.png: a proposal drawn on the live screen, waiting for Approve / Edit / Skip / Take over;
 - takeover.png: a person in control of the guest;
 - history.png: a finished run opened from the run history, its timeline marked;
+- results.png: the Results dock over the runs folder, per domain, with the domain's tasks;
+- export.png: File > Export runs… after exporting the run as SFT chat data;
 - settings.png: the settings dialog.
 
 Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR]
@@ -51,9 +53,12 @@ def save(widget: QWidget, out: Path, name: str) -> None:
 
 async def render(window: MainWindow, out: Path) -> None:
     window.tasks.select_task(TASK)
-    await window.services.ensure_env()
+    env = await window.services.ensure_env()
     window.status.set_env(window.services.env_description() + " · ready")
-    await asyncio.sleep(0.3)
+    await window.show_idle_env(env)  # as the app does once the env is ready
+    stream = window.viewer.stream
+    await until(lambda: stream is not None and stream.decoded >= 1)
+    await asyncio.sleep(1.0)
     save(window, out, "main.png")
 
     window.mode.setCurrentText("approve")
@@ -90,6 +95,22 @@ async def render(window: MainWindow, out: Path) -> None:
     await asyncio.sleep(0.5)
     save(window, out, "history.png")
 
+    window.show_results(window.services.runs_dir)
+    window.results.show_domain("os")
+    window.results.tasks.setCurrentItem(window.results.tasks.topLevelItem(0))
+    await asyncio.sleep(0.3)
+    save(window, out, "results.png")
+
+    window.history.tree.selectAll()
+    exporter = window.open_export()
+    exporter.format.setCurrentText("sft-messages")
+    exporter.out.setText(str(window.services.runs_dir.parent / "export"))
+    exporter.start()
+    await exporter.wait()
+    await asyncio.sleep(0.3)
+    save(exporter, out, "export.png")
+    exporter.reject()
+
     dialog = window.open_settings()
     await asyncio.sleep(0.3)
     save(dialog, out, "settings.png")
@@ -102,7 +123,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="osw-studio-") as tmp:
         settings = Settings.model_validate(
             {
                 "evaluation": {"screen_resolution": "1280x720", "max_steps": 10},

@@ -22,6 +22,7 @@ from osw_studio import __version__
 from osw_studio.core.errors import OswError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import EpisodeResult, StepRecord
+from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, Proposal
 from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.trajectory.store import RunStore
@@ -339,24 +340,30 @@ class MainWindow(QMainWindow):
             ("error_raised", self._on_error_raised),
         ):
             controller.listen(name, slot)
-        await self._attach_stream(episode)
+        await self.watch_env(episode.env)
         controller.start().add_done_callback(lambda _task: self._on_run_ended(episode))
         self._update_actions()
         return controller
 
-    async def _attach_stream(self, episode: Episode) -> None:
+    async def show_idle_env(self, env: Env) -> None:
+        """The env is ready: show its desktop live, unless a run or a past run is on screen."""
+        if self.controller is None and self._history_run is None:
+            await self.watch_env(env)
+
+    async def watch_env(self, env: Env) -> None:
+        """Show ``env``'s screen live in the viewer (a guest without a stream shows each observation)."""
         stream = self.viewer.stream
-        guest = getattr(episode.env, "guest", None)
+        guest = getattr(env, "guest", None)
         url = getattr(guest, "base_url", None)
         if stream is not None and stream.base_url == (url or "").rstrip("/"):
-            self.viewer.canvas.set_screen_size(episode.env.screen_size)
+            self.viewer.canvas.set_screen_size(env.screen_size)
             return
         await self.viewer.detach_stream()
         if url:
             fresh = FrameStream(
                 url, getattr(guest, "token", None), fit=self.viewer.canvas.fit_size, parent=self
             )
-            self.viewer.attach_stream(fresh, episode.env.screen_size)
+            self.viewer.attach_stream(fresh, env.screen_size)
 
     def toggle_pause(self) -> None:
         """Space: pause or resume."""

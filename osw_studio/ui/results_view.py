@@ -61,12 +61,13 @@ class BarChart(QWidget):
         """Where each domain's bar is drawn (its full-height slot; the bar fills its rate of it)."""
         if not self.rows:
             return {}
-        left, top, bottom = 36.0, 10.0, 40.0
+        left, top, bottom = 36.0, 24.0, 40.0  # room for the axis, the rate above a full bar, the names
         width = max(1.0, self.width() - left - 8.0)
         height = max(1.0, self.height() - top - bottom)
         slot = width / len(self.rows)
+        bar = min(slot * 0.7, 90.0)  # a lone domain is a bar, not a wall
         return {
-            row.name: QRectF(left + i * slot + slot * 0.15, top, slot * 0.7, height)
+            row.name: QRectF(left + i * slot + (slot - bar) / 2, top, bar, height)
             for i, row in enumerate(self.rows)
         }
 
