@@ -117,10 +117,22 @@ def dump_settings(settings: Settings) -> dict[str, Any]:
     {'base_url': 'https://api.openai.com/v1', 'model': 'm', 'timeout': 120.0, 'max_retries': 3}
     """
     data = settings.model_dump(mode="json", exclude_none=True)
+    # exclude_none drops unknown keys whose value is null too; they belong to whoever wrote them.
+    _restore_null_extras(data, settings)
+    for name in ("model_provider", "evaluation", "agent"):
+        _restore_null_extras(data.setdefault(name, {}), getattr(settings, name))
+    for name, profile in settings.profiles.items():
+        _restore_null_extras(data.setdefault("profiles", {}).setdefault(name, {}), profile)
     # Keys are excluded field by field; this is the belt to those braces, for extra keys.
     for section in [data.get("model_provider", {}), *data.get("profiles", {}).values()]:
         section.pop("api_key", None)
     return data
+
+
+def _restore_null_extras(data: dict[str, Any], model: Any) -> None:
+    for key, value in (model.model_extra or {}).items():
+        if value is None:
+            data.setdefault(key, None)
 
 
 def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None) -> Path:
