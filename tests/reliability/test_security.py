@@ -130,7 +130,7 @@ def test_model_output_that_tries_to_run_code_is_refused_and_never_runs(tmp_path:
 def test_the_guest_server_binds_loopback_and_needs_a_token_by_default(tmp_path: Path) -> None:
     """``python -m osw_studio.guest`` with no --host and no --token: 127.0.0.1 only, a fresh token."""
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
