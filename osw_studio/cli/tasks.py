@@ -78,6 +78,7 @@ def _list(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     import asyncio
     import time
+    import warnings
 
     from osw_studio.core.errors import TaskError
     from osw_studio.runner.check import CheckResult, check_tasks
@@ -96,6 +97,9 @@ def _check(args: argparse.Namespace) -> int:
             entries.append(entry)
     if not entries and not report.errors:
         raise TaskError("no task to check", where=" ".join(args.paths), hint="check the paths and -k filter")
+
+    # openpyxl complains about every workbook Gnumeric writes (no default style); it changes no score.
+    warnings.filterwarnings("ignore", message="Workbook contains no default style", category=UserWarning)
 
     def show(result: CheckResult) -> None:
         print(result.line(), flush=True)

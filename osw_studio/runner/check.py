@@ -113,12 +113,13 @@ class EnvSource:
     Args:
         provider: The provider id (``local`` by default).
         options: Options for the provider's ``create`` (``screen``, ...).
-        warm: Start the next env ahead of time.
+        warm: Start envs ahead of time (``prestart``); ``warm`` may be turned off for the last take.
     """
 
     def __init__(self, provider: str = "local", *, warm: bool = True, **options: Any) -> None:
         self.provider = provider
         self.options = options
+        self.prestart = warm
         self.warm = warm
         self._next: asyncio.Task[Env] | None = None
 
@@ -249,7 +250,7 @@ async def check_task(
         for run in ("solution", "empty"):
             try:
                 # While the solution plays, the guest for the empty run starts.
-                env = await envs.take(warm_next=True if run == "solution" else None)
+                env = await envs.take(warm_next=(envs.prestart or own) if run == "solution" else None)
             except OswError as exc:
                 result.errors.append(f"no guest for the {run} run: {exc}")
                 break
@@ -280,6 +281,7 @@ async def check_tasks(
     provider: str = "local",
     make_agent: AgentFactory = replay_agent,
     on_result: Callable[[CheckResult], None] | None = None,
+    warm: bool = True,
     **provider_options: Any,
 ) -> list[CheckResult]:
     """Check tasks on ``envs`` guests side by side; results come back in the order of ``entries``.
@@ -290,6 +292,7 @@ async def check_tasks(
         provider: Where guests come from.
         make_agent: Makes the agent that plays each solution.
         on_result: Called with each result as soon as its task is checked.
+        warm: Start each worker's next guest while the current one is in use.
         provider_options: Options for the provider's ``create``.
     """
     queue: asyncio.Queue[int] = asyncio.Queue()
@@ -298,12 +301,12 @@ async def check_tasks(
     results: list[CheckResult | None] = [None] * len(entries)
 
     async def worker() -> None:
-        source = EnvSource(provider, **provider_options)
+        source = EnvSource(provider, warm=warm, **provider_options)
         try:
             while not queue.empty():
                 index = queue.get_nowait()
                 # The last task of a worker need not warm a guest nobody will use.
-                source.warm = not queue.empty()
+                source.warm = warm and not queue.empty()
                 result = await check_task(entries[index], source=source, make_agent=make_agent)
                 results[index] = result
                 if on_result is not None:
