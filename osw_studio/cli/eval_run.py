@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import sys
 from pathlib import Path
@@ -49,10 +48,12 @@ def register_run(sub: Any) -> None:
     parser.add_argument(
         "--provider",
         nargs="+",
-        metavar="local|remote URL... |docker",
+        metavar="WORD",
         default=["local"],
-        help="`local` (sandboxed desktops on this machine, the default) or `remote URL...` (running guest "
-        "servers, one env per URL; token in OSW_GUEST_TOKEN)",
+        help="`local` (sandboxed desktops on this machine, the default), `remote URL...` (running guest "
+        "servers, one env per URL; tokens from the keyring, `osw-studio keys set --guest URL`, else "
+        "$OSW_GUEST_TOKEN) or `docker [studio|osworld] [KEY=VALUE...]` (one container per env; "
+        "osworld needs qcow2=PATH)",
     )
     parser.add_argument(
         "--out", metavar="DIR", help="output folder (default: settings output_dir, else ./results)"
@@ -68,7 +69,8 @@ def register_run(sub: Any) -> None:
     parser.add_argument(
         "--recycle",
         choices=("task", "error"),
-        help="start a fresh env for every task (local default) or only after an error (remote default)",
+        help="start a fresh env for every task (local default) or only after an error (remote and "
+        "docker default; a docker env recreates its container for each task anyway)",
     )
     parser.add_argument(
         "--backend",
@@ -121,37 +123,6 @@ def _stats(args: argparse.Namespace) -> int:
 # --- eval run --------------------------------------------------------------------------------------
 
 
-def _providers(words: list[str], envs: int | None) -> tuple[str, list[dict[str, Any]]]:
-    """The provider id and one option set per env.
-
-    >>> _providers(["remote", "http://a:5000", "http://b:5000"], None)[1][1]["url"]
-    'http://b:5000'
-    >>> len(_providers(["local"], 3)[1])
-    3
-    """
-    from osw_studio.core.errors import GuestError, OswError
-    from osw_studio.envs.registry import load_provider
-
-    kind, *rest = words
-    if envs is not None and envs < 1:
-        raise OswError("--envs must be 1 or more")
-    if kind == "remote" and rest:
-        if envs is not None and envs != len(rest):
-            raise GuestError(
-                f"--envs {envs} but {len(rest)} guest URLs", hint="give one URL per env, or leave out --envs"
-            )
-        # The token comes from the environment, never from argv (where `ps` would show it).
-        token = os.environ.get("OSW_GUEST_TOKEN") or None
-        return "remote", [{"url": url, "token": token} for url in rest]
-    if rest or kind == "remote":
-        raise GuestError(
-            f"cannot use --provider {' '.join(words)}",
-            hint="use `--provider local` or `--provider remote URL...` (token in OSW_GUEST_TOKEN)",
-        )
-    load_provider(kind)  # an unknown or unwritten provider says so now, not once per task
-    return kind, [{} for _ in range(envs or 1)]
-
-
 def _load_suite(suite: str, domains: list[str] | None) -> list[TaskEntry]:
     from osw_studio.core.errors import TaskError
     from osw_studio.tasks.load import load_tasks
@@ -171,12 +142,14 @@ def _load_suite(suite: str, domains: list[str] | None) -> list[TaskEntry]:
 def _run(args: argparse.Namespace) -> int:
     from osw_studio.agent.registry import agent_class
     from osw_studio.core.errors import SettingsError
+    from osw_studio.envs.choice import parse_provider
+    from osw_studio.envs.registry import load_provider
     from osw_studio.envs.setup import SetupOptions
     from osw_studio.runner.episode import EpisodeConfig
     from osw_studio.runner.slot import AgentMaker, EnvMaker, SlotConfig
     from osw_studio.runner.summary import BatchSummary
     from osw_studio.settings import load_settings
-    from osw_studio.settings.secrets import find_api_key
+    from osw_studio.settings.secrets import find_api_key, guest_token
 
     settings = load_settings(args.config)
     for notice in settings.notices:
@@ -191,16 +164,17 @@ def _run(args: argparse.Namespace) -> int:
             hint=f"use --agent {', '.join(AGENTS)} (or `osw-studio run` to act yourself)",
         )
     entries = _load_suite(args.suite, args.domain)
-    provider, per_env = _providers(args.provider, args.envs)
+    choice = parse_provider(args.provider)
+    provider = choice.provider
+    load_provider(provider)  # a provider that cannot load says so now, not once per task
+    per_env = choice.env_options(args.envs, screen=settings.evaluation.screen_resolution, token=guest_token)
     api_key = None
     secrets: tuple[str, ...] = ()
     if profile.agent != "replay":
         api_key = find_api_key(profile).value
-        secrets = (api_key,) if api_key else ()
+    tokens = {options["token"] for options in per_env if options.get("token")}
+    secrets = tuple(s for s in (api_key, *sorted(tokens)) if s)
     max_steps = args.max_steps or settings.evaluation.max_steps
-    if provider == "local":
-        for options in per_env:
-            options["screen"] = settings.evaluation.screen_resolution
     for options in per_env:
         options["setup"] = SetupOptions()
     config = SlotConfig(

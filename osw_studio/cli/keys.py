@@ -1,8 +1,9 @@
-"""``osw-studio keys``: API keys in the OS keyring (service ``osw-studio``, one entry per profile).
+"""``osw-studio keys``: API keys and guest tokens in the OS keyring (service ``osw-studio``).
 
-A key is read from a hidden prompt, or from stdin when it is not a terminal
-(``printf %s "$KEY" | osw-studio keys set``); never from the command line, where it would end up in
-the shell history and the process list.
+One entry per profile (its API key) and one per remote guest server (``keys set --guest URL``: the
+token that server printed at start; ``$OSW_GUEST_TOKEN`` is the fallback). A secret is read from a
+hidden prompt, or from stdin when it is not a terminal (``printf %s "$KEY" | osw-studio keys set``);
+never from the command line, where it would end up in the shell history and the process list.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ def register(subparsers: Any) -> None:
     """Add ``keys set``, ``keys delete``, ``keys list`` and ``keys import``."""
     keys = subparsers.add_parser(
         "keys",
-        help="store, delete and list API keys in the OS keyring",
+        help="store, delete and list API keys and guest tokens in the OS keyring",
         description="API keys live in the OS keyring (service 'osw-studio', one entry per profile), never in "
         "settings.json. Without a keyring, set OSW_STUDIO_API_KEY, a profile's api_key_env variable, "
-        "or OPENAI_API_KEY.",
+        "or OPENAI_API_KEY. Remote guest servers' tokens live there too (--guest URL), else in "
+        "OSW_GUEST_TOKEN.",
     )
     sub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
 
@@ -29,14 +31,17 @@ def register(subparsers: Any) -> None:
         description="Store the key of a profile. The key is read from a hidden prompt, or from stdin when "
         "stdin is not a terminal; it is never accepted as an argument.",
     )
-    set_.add_argument("--profile", help="profile name (default: the active profile, or 'default')")
+    _whose(set_)
     set_.set_defaults(handler=_set)
 
-    delete = sub.add_parser("delete", help="delete a profile's key from the keyring")
-    delete.add_argument("--profile", help="profile name (default: the active profile, or 'default')")
+    delete = sub.add_parser("delete", help="delete a profile's key or a guest's token from the keyring")
+    _whose(delete)
     delete.set_defaults(handler=_delete)
 
-    listing = sub.add_parser("list", help="show each profile and where its key comes from (never the key)")
+    listing = sub.add_parser(
+        "list",
+        help="show each profile and where its key comes from, and the remote guest's token (never a secret)",
+    )
     listing.set_defaults(handler=_list)
 
     imp = sub.add_parser(
@@ -46,6 +51,16 @@ def register(subparsers: Any) -> None:
         "file without them.",
     )
     imp.set_defaults(handler=_import)
+
+
+def _whose(parser: Any) -> None:
+    whose = parser.add_mutually_exclusive_group()
+    whose.add_argument("--profile", help="profile name (default: the active profile, or 'default')")
+    whose.add_argument(
+        "--guest",
+        metavar="URL",
+        help="the token of the guest server at URL (as given to --provider remote), not an API key",
+    )
 
 
 def _profile(args: argparse.Namespace) -> str:
@@ -68,8 +83,12 @@ def read_secret(prompt: str) -> str:
 
 
 def _set(args: argparse.Namespace) -> int:
-    from osw_studio.settings.secrets import backend_name, set_key
+    from osw_studio.settings.secrets import backend_name, set_guest_token, set_key
 
+    if args.guest:
+        set_guest_token(args.guest, read_secret(f"token of the guest server at {args.guest}: "))
+        print(f"stored the token of the guest server at {args.guest} in the keyring ({backend_name()})")
+        return 0
     profile = _profile(args)
     key = read_secret(f"API key for profile {profile!r}: ")
     set_key(profile, key)
@@ -78,8 +97,14 @@ def _set(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from osw_studio.settings.secrets import delete_key
+    from osw_studio.settings.secrets import delete_guest_token, delete_key
 
+    if args.guest:
+        if delete_guest_token(args.guest):
+            print(f"deleted the token of the guest server at {args.guest} from the keyring")
+            return 0
+        print(f"the guest server at {args.guest} has no token in the keyring")
+        return 1
     profile = _profile(args)
     if delete_key(profile):
         print(f"deleted the key of profile {profile!r} from the keyring")
@@ -90,7 +115,7 @@ def _delete(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from osw_studio.settings import load_settings
-    from osw_studio.settings.secrets import find_api_key
+    from osw_studio.settings.secrets import find_api_key, find_guest_token
 
     settings = load_settings(args.config)
     for notice in settings.notices:
@@ -107,6 +132,11 @@ def _list(args: argparse.Namespace) -> int:
     print(f"{'PROFILE':<{width}}  {'KEY FROM':<20}  {'MODEL':<30}  BASE URL")
     for name, source, model, url in rows:
         print(f"{name:<{width}}  {source:<20}  {model:<30}  {url}")
+    guest = settings.environment.url if settings.environment.provider == "remote" else None
+    if guest:
+        token = find_guest_token(guest)
+        keyring_error = keyring_error or token.keyring_error
+        print(f"\nremote guest {guest}: token from {token.source}")
     if keyring_error:
         print(f"note: the OS keyring is unavailable ({keyring_error})", file=sys.stderr)
     return 0

@@ -50,10 +50,12 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--provider",
         nargs="+",
-        metavar=("local|remote", "URL"),
+        metavar="WORD",
         default=["local"],
-        help="where the desktop is: `local` (a sandbox on a virtual display, the default) or "
-        "`remote URL` (a guest server, e.g. an OSWorld VM at http://HOST:5000)",
+        help="where the desktop is: `local` (a sandbox on a virtual display, the default), `remote URL` "
+        "(a guest server, e.g. an OSWorld VM at http://HOST:5000; its token from the keyring, "
+        "`osw-studio keys set --guest URL`, else $OSW_GUEST_TOKEN) or `docker [studio|osworld] "
+        "[KEY=VALUE...]` (a container: studio is our guest image; osworld needs qcow2=PATH)",
     )
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
@@ -67,38 +69,18 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(_session(args))
 
 
-def _provider(words: list[str]) -> tuple[str, dict[str, Any]]:
-    """``--provider local`` or ``--provider remote URL`` as a provider id and its options.
-
-    >>> _provider(["remote", "http://10.0.0.5:5000"])[1]["url"]
-    'http://10.0.0.5:5000'
-    """
-    import os
-
-    from osw_studio.core.errors import GuestError
-
-    kind, *rest = words
-    if kind == "local" and not rest:
-        return "local", {}
-    if kind == "remote" and len(rest) == 1:
-        # The token comes from the environment, never from argv (where `ps` would show it).
-        return "remote", {"url": rest[0], "token": os.environ.get("OSW_GUEST_TOKEN") or None}
-    raise GuestError(
-        f"cannot use --provider {' '.join(words)}",
-        hint="use `--provider local` or `--provider remote URL` (token in OSW_GUEST_TOKEN)",
-    )
-
-
 async def _session(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from osw_studio.agent.registry import make_agent
+    from osw_studio.core.errors import GuestError
+    from osw_studio.envs.choice import parse_provider
     from osw_studio.envs.registry import make_env
     from osw_studio.envs.setup import SetupOptions
     from osw_studio.runner.episode import Episode, EpisodeConfig
     from osw_studio.runner.store import RunStoreWriter
     from osw_studio.settings import load_settings
-    from osw_studio.settings.secrets import find_api_key
+    from osw_studio.settings.secrets import find_api_key, guest_token
     from osw_studio.tasks.load import load_task
 
     entry = load_task(args.task)
@@ -106,7 +88,14 @@ async def _session(args: argparse.Namespace) -> int:
     profile = settings.resolve_profile(args.profile)
     if args.agent:
         profile = profile.model_copy(update={"agent": args.agent})
-    provider, options = _provider(args.provider)
+    choice = parse_provider(args.provider)
+    provider = choice.provider
+    if len(choice.urls) > 1:
+        raise GuestError(
+            f"`osw-studio run` uses one guest, not {len(choice.urls)}",
+            hint="give one URL (`osw-studio eval run` runs a suite on several)",
+        )
+    (options,) = choice.env_options(1, screen=settings.evaluation.screen_resolution, token=guest_token)
     key = find_api_key(profile).value if profile.agent in MODEL_AGENTS else None
     agent = make_agent(profile, task=entry.task, api_key=key)
     config = EpisodeConfig(
@@ -116,9 +105,11 @@ async def _session(args: argparse.Namespace) -> int:
     )
     out = Path(args.out or settings.evaluation.output_dir or "runs")
     print(f"task {entry.task.id} ({entry.domain}): {entry.task.instruction}")
-    print(f"agent {profile.agent}, model {agent.model_name}; starting the {provider} desktop ...", flush=True)
-    if provider == "local":
-        options["screen"] = settings.evaluation.screen_resolution
+    print(
+        f"agent {profile.agent}, model {agent.model_name}; starting the {choice.label} desktop ...",
+        flush=True,
+    )
+    secrets = [s for s in (key, options.get("token")) if s]
     try:
         env = await make_env(provider, setup=SetupOptions(task_dir=entry.path.parent), **options)
         try:
@@ -133,7 +124,7 @@ async def _session(args: argparse.Namespace) -> int:
                 observation_type=profile.observation_type,
                 screen_size=env.screen_size,
                 settings=settings.model_dump(mode="json"),
-                secrets=[key] if key else [],
+                secrets=secrets,
             )
             episode = Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
             result = await _Printer(episode, approve=args.approve).run()

@@ -147,11 +147,15 @@ class EnvironmentSettings(_Section):
     Attributes:
         provider: ``local`` (an Xvfb sandbox on this machine), ``remote`` (a running guest server at
             ``url``) or ``docker`` (a container started on this machine).
-        url: The guest server of the ``remote`` provider, e.g. ``http://10.0.0.5:5000``.
+        url: The guest server of the ``remote`` provider, e.g. ``http://10.0.0.5:5000``. Its token is
+            not kept here but in the keyring (``osw-studio keys set --guest URL``).
+        docker_options: The ``docker`` provider's words as after ``--provider docker`` on the command
+            line, e.g. ``osworld qcow2=~/vm/Ubuntu.qcow2`` (empty: the studio image, its defaults).
     """
 
     provider: ProviderKind = "local"
     url: str | None = None
+    docker_options: str | None = None
 
     @field_validator("provider", mode="before")
     @classmethod
@@ -163,6 +167,11 @@ class EnvironmentSettings(_Section):
     def _strip_url(cls, value: str | None) -> str | None:
         value = (value or "").strip().rstrip("/")
         return value or None
+
+    @field_validator("docker_options")
+    @classmethod
+    def _strip_options(cls, value: str | None) -> str | None:
+        return (value or "").strip() or None
 
 
 class AgentSettings(_Section):

@@ -10,6 +10,10 @@ A key is looked up in this order, and the first one found is used:
 
 Local servers (vLLM, SGLang) often need no key at all, so finding none is not an error until the
 endpoint answers 401; :meth:`KeyLookup.require` turns it into one that names every alternative.
+
+A remote guest server's token is kept the same way, in an entry named ``guest:`` and its URL (profile
+names cannot hold a colon, so the two never meet); :func:`find_guest_token` falls back to
+``OSW_GUEST_TOKEN``.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ SERVICE = "osw-studio"
 
 ENV_KEY = "OSW_STUDIO_API_KEY"
 OPENAI_ENV_KEY = "OPENAI_API_KEY"
+GUEST_TOKEN_ENV = "OSW_GUEST_TOKEN"
+GUEST_PREFIX = "guest:"
+"""Keyring user names of guest tokens start with this, followed by the guest server's URL."""
 
 
 @dataclass(frozen=True)
@@ -174,3 +181,106 @@ def find_api_key(profile: ResolvedProfile, environ: Mapping[str, str] | None = N
         if name and env.get(name, "").strip():
             return KeyLookup(profile.name, ApiKey(env[name].strip(), f"${name}"), keyring_error)
     return KeyLookup(profile.name, None, keyring_error)
+
+
+# --- guest server tokens ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenLookup:
+    """The result of looking for a guest server's token.
+
+    Attributes:
+        url: The guest server.
+        value: The token, or None (OSWorld's guest servers and ``--no-token`` ones need none).
+        source: ``keyring``, ``$OSW_GUEST_TOKEN`` or ``none``.
+        keyring_error: Why the keyring could not be read, when it could not.
+    """
+
+    url: str
+    value: str | None = field(repr=False)
+    source: str
+    keyring_error: str | None = None
+
+
+def guest_entry(url: str) -> str:
+    """The keyring user name of the token of the guest server at ``url``.
+
+    >>> guest_entry(" http://10.0.0.5:5000/ ")
+    'guest:http://10.0.0.5:5000'
+    """
+    return GUEST_PREFIX + url.strip().rstrip("/")
+
+
+def _require_url(url: str) -> str:
+    if not url.strip().rstrip("/"):
+        raise SettingsError(
+            "a guest token needs the guest server's URL", hint="give the URL, e.g. http://10.0.0.5:5000"
+        )
+    return guest_entry(url)
+
+
+def get_guest_token(url: str) -> str | None:
+    """The token stored in the keyring for the guest server at ``url``, or None.
+
+    Raises:
+        SettingsError: If the URL is empty or the keyring cannot be used.
+    """
+    return get_key(_require_url(url))
+
+
+def set_guest_token(url: str, token: str) -> None:
+    """Store the token of the guest server at ``url`` in the keyring, replacing any previous one.
+
+    Raises:
+        SettingsError: If the URL or token is empty, the token holds whitespace, or the keyring fails.
+    """
+    entry = _require_url(url)
+    token = token.strip()
+    if not token:
+        raise SettingsError(
+            "the guest token is empty", hint="paste the token the guest server printed (token=...)"
+        )
+    if any(ch.isspace() for ch in token):
+        raise SettingsError(
+            "the guest token contains whitespace", hint="check that only the token was pasted"
+        )
+    try:
+        _backend().set_password(SERVICE, entry, token)
+    except Exception as exc:  # see get_key
+        raise _fail("write to", exc) from exc
+
+
+def delete_guest_token(url: str) -> bool:
+    """Delete the stored token of the guest server at ``url``; False when there was none.
+
+    Raises:
+        SettingsError: If the URL is empty or the keyring cannot be used.
+    """
+    return delete_key(_require_url(url))
+
+
+def find_guest_token(url: str, environ: Mapping[str, str] | None = None) -> TokenLookup:
+    """Look for the token of the guest server at ``url``: the keyring, then ``$OSW_GUEST_TOKEN``.
+
+    A keyring that cannot be read is not an error here (the variable may hold the token, and OSWorld
+    guests need none); the lookup says why it failed.
+    """
+    env = os.environ if environ is None else environ
+    keyring_error: str | None = None
+    try:
+        stored = get_guest_token(url)
+    except SettingsError as exc:
+        stored = None
+        keyring_error = _describe(exc.__cause__) if exc.__cause__ else exc.message
+    if stored:
+        return TokenLookup(url, stored, "keyring")
+    value = env.get(GUEST_TOKEN_ENV, "").strip()
+    if value:
+        return TokenLookup(url, value, f"${GUEST_TOKEN_ENV}", keyring_error)
+    return TokenLookup(url, None, "none", keyring_error)
+
+
+def guest_token(url: str) -> str | None:
+    """The token of the guest server at ``url`` (:func:`find_guest_token`'s value), or None."""
+    return find_guest_token(url).value

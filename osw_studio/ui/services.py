@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osw_studio.agent.base import Agent
-from osw_studio.core.errors import GuestError, OswError
+from osw_studio.core.errors import OswError
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.store import RunStoreWriter
@@ -50,6 +50,7 @@ class Services:
         self.env_options = dict(env_options or {})
         self.env: Env | None = None
         self._env_key: tuple[Any, ...] | None = None
+        self.secrets: list[str] = []  # what run stores must never hold: the remote guest's token
         self._env_lock = asyncio.Lock()
 
     def env_description(self) -> str:
@@ -65,27 +66,24 @@ class Services:
         Raises:
             GuestError: If the guest cannot be started or reached.
         """
+        from osw_studio.envs.choice import choice_from_settings
         from osw_studio.envs.registry import make_env
+        from osw_studio.settings.secrets import guest_token
 
-        choice = self.settings.environment
+        setting = self.settings.environment
         screen = self.settings.evaluation.screen_resolution
-        key = (choice.provider, choice.url, screen)
+        choice = choice_from_settings(setting.provider, setting.url, setting.docker_options)
+        # The token is looked up at each run, so one stored in Settings applies without a restart.
+        (options,) = choice.env_options(1, screen=screen, token=guest_token)
+        key = (str(choice), screen, options.get("token"))
         async with self._env_lock:
             if self.env is not None and self._env_key == key:
                 return self.env
             await self._close_env()
-            options: dict[str, Any] = dict(self.env_options)
-            if choice.provider == "remote":
-                if not choice.url:
-                    raise GuestError(
-                        "the remote provider needs a guest server URL",
-                        hint="set it in Settings > Environment",
-                    )
-                options.setdefault("url", choice.url)
-            else:
-                options.setdefault("screen", screen)
+            options.update(self.env_options)
             self.env = await make_env(choice.provider, **options)
             self._env_key = key
+            self.secrets = [options["token"]] if options.get("token") else []
             return self.env
 
     async def create_episode(self, entry: TaskEntry, mode: Literal["auto", "approve"]) -> Episode:
@@ -108,6 +106,7 @@ class Services:
             observation_type=profile.observation_type,
             screen_size=env.screen_size,
             settings=dump_settings(self.settings),
+            secrets=self.secrets,
         )
         config = EpisodeConfig(max_steps=self.settings.evaluation.max_steps, mode=mode)
         return Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)

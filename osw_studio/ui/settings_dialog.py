@@ -1,8 +1,9 @@
 """The settings editor: profiles, endpoint, model, key (in the keyring), sampling, screen and provider.
 
 The key field is masked and empty by default: the stored key is read from the keyring only when the
-person asks to see it. *Test connection* runs the same diagnosis as ``osw-studio check-model`` and shows
-its findings (what failed, what to do, a base URL that answers, the models the endpoint serves).
+person asks to see it. The remote guest's token is kept the same way, in the keyring under the guest
+URL. *Test connection* runs the same diagnosis as ``osw-studio check-model`` and shows its findings
+(what failed, what to do, a base URL that answers, the models the endpoint serves).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from osw_studio.agent.check import CheckResult, check_model
 from osw_studio.core.errors import OswError, SettingsError
+from osw_studio.envs.choice import DOCKER_OPTIONS, choice_from_settings
 from osw_studio.settings import (
     DEFAULT_PROFILE,
     EnvironmentSettings,
@@ -39,7 +41,15 @@ from osw_studio.settings import (
     save_settings,
 )
 from osw_studio.settings.model import AgentKind, ObservationType, ProviderKind
-from osw_studio.settings.secrets import delete_key, find_api_key, get_key, set_key
+from osw_studio.settings.secrets import (
+    delete_key,
+    find_api_key,
+    find_guest_token,
+    get_guest_token,
+    get_key,
+    set_guest_token,
+    set_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +80,7 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(560)
         self.settings = settings
         self._key_dirty = False
+        self._token_dirty = False
         self._check_task: asyncio.Task[CheckResult] | None = None
 
         self.profile = QComboBox()
@@ -146,12 +157,32 @@ class SettingsDialog(QDialog):
         )
         self.remote_url = QLineEdit(placeholderText="http://host:5000 (remote guest server)")
         self.remote_url.setObjectName("guestUrl")
-        self.provider.currentTextChanged.connect(lambda p: self.remote_url.setEnabled(p == "remote"))
+        self.remote_url.editingFinished.connect(self._describe_token)
+        self.guest_token = QLineEdit()
+        self.guest_token.setObjectName("guestToken")
+        self.guest_token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.guest_token.textEdited.connect(self._on_token_edited)
+        self.show_token = QPushButton("Show")
+        self.show_token.setObjectName("showGuestToken")
+        self.show_token.setCheckable(True)
+        self.show_token.toggled.connect(self._on_show_token)
+        token_row = QHBoxLayout()
+        token_row.addWidget(self.guest_token, 1)
+        token_row.addWidget(self.show_token)
+        self.docker_options = QLineEdit(placeholderText="studio (default) or osworld qcow2=~/vm/Ubuntu.qcow2")
+        self.docker_options.setObjectName("dockerOptions")
+        self.docker_options.setToolTip(
+            "The words after `--provider docker` on the command line: [studio|osworld] KEY=VALUE...\n"
+            + "\n".join(f"{k}: {what} ({'/'.join(modes)})" for k, (modes, what) in DOCKER_OPTIONS.items())
+        )
+        self.provider.currentTextChanged.connect(self._on_provider_changed)
         env_box = QGroupBox("Environment")
         form3 = QFormLayout(env_box)
         form3.addRow("Screen size", size_row)
         form3.addRow("Provider", self.provider)
         form3.addRow("Guest URL", self.remote_url)
+        form3.addRow("Guest token", token_row)
+        form3.addRow("Docker options", self.docker_options)
 
         self.error = QLabel("")
         self.error.setObjectName("settingsError")
@@ -180,7 +211,9 @@ class SettingsDialog(QDialog):
         env = settings.environment
         self.provider.setCurrentText(env.provider)
         self.remote_url.setText(env.url or "")
-        self.remote_url.setEnabled(env.provider == "remote")
+        self.docker_options.setText(env.docker_options or "")
+        self._on_provider_changed(env.provider)
+        self._describe_token()
 
     # --- profiles -----------------------------------------------------------------------------------
 
@@ -250,6 +283,44 @@ class SettingsDialog(QDialog):
         self.show_key.setText("Hide" if on else "Show")
         if not on and not self._key_dirty:
             self.key.clear()  # a revealed key is not kept in the widget longer than needed
+
+    # --- the environment and the guest token --------------------------------------------------------
+
+    def _on_provider_changed(self, provider: str) -> None:
+        for widget in (self.remote_url, self.guest_token, self.show_token):
+            widget.setEnabled(provider == "remote")
+        self.docker_options.setEnabled(provider == "docker")
+
+    def _describe_token(self) -> None:
+        """Say in the empty token field whether the guest URL has a token, and from where."""
+        url = self.remote_url.text().strip()
+        if not url:
+            self.guest_token.setPlaceholderText("give the guest URL first")
+            return
+        lookup = find_guest_token(url)
+        if lookup.value is not None:
+            text = f"stored ({lookup.source}); Show to reveal, type to replace"
+        else:
+            text = "none (OSWorld guests need none): paste the token the guest server printed"
+        self.guest_token.setPlaceholderText(text)
+
+    def _on_token_edited(self, _text: str) -> None:
+        self._token_dirty = True
+
+    def _on_show_token(self, on: bool) -> None:
+        url = self.remote_url.text().strip()
+        if on and not self._token_dirty and not self.guest_token.text() and url:
+            try:
+                stored = get_guest_token(url)
+            except SettingsError as exc:
+                self.error.setText(str(exc))
+                stored = None
+            if stored:
+                self.guest_token.setText(stored)
+        self.guest_token.setEchoMode(QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password)
+        self.show_token.setText("Hide" if on else "Show")
+        if not on and not self._token_dirty:
+            self.guest_token.clear()  # as with the key: a revealed token is not kept in the widget
 
     # --- test connection ----------------------------------------------------------------------------
 
@@ -331,14 +402,28 @@ class SettingsDialog(QDialog):
                     "max_steps": self.max_steps.value(),
                 }
             )
-            s.environment = EnvironmentSettings.model_validate(
-                {"provider": self.provider.currentText(), "url": self.remote_url.text()}
+            environment = EnvironmentSettings.model_validate(
+                {
+                    **s.environment.model_dump(),
+                    "provider": self.provider.currentText(),
+                    "url": self.remote_url.text(),
+                    "docker_options": self.docker_options.text(),
+                }
             )
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             raise SettingsError(f"invalid setting: {exc}", hint="correct the field and save again") from None
+        if environment.provider == "docker":
+            choice_from_settings("docker", docker_options=environment.docker_options)  # says what is wrong
+        token = self.guest_token.text().strip() if self._token_dirty else ""
+        if token and not environment.url:
+            raise SettingsError("a guest token needs the guest URL", hint="fill in Guest URL, then save")
+        s.environment = environment
         if self._key_dirty and self.key.text().strip():
             set_key(name, self.key.text())
             self._key_dirty = False
+        if token and environment.url:
+            set_guest_token(environment.url, token)
+            self._token_dirty = False
 
     def _agent_fields(self) -> dict[str, Any]:
         return {
