@@ -133,6 +133,10 @@ def _restore_null_extras(data: dict[str, Any], model: Any) -> None:
     for key, value in (model.model_extra or {}).items():
         if value is None:
             data.setdefault(key, None)
+    # A null that overrides a non-null default (agent.top_p: null, "send no top_p") means something.
+    for name, info in type(model).model_fields.items():
+        if getattr(model, name) is None and info.default is not None and not info.exclude:
+            data.setdefault(name, None)
 
 
 def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None) -> Path:
@@ -149,7 +153,7 @@ def save_settings(settings: Settings, path: str | os.PathLike[str] | None = None
     file = Path(path) if path is not None else (settings.path or default_settings_path())
     for name in settings.profile_names:
         key = settings.resolve_profile(name).file_api_key
-        if key is not None:
+        if key is not None and key.get_secret_value().strip():  # a blank key is no key to keep
             set_key(name, key.get_secret_value())
     text = json.dumps(dump_settings(settings), indent=2, ensure_ascii=False) + "\n"
     try:
