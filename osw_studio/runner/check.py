@@ -265,6 +265,9 @@ async def check_task(
                 result.errors.append(f"the {run} run failed: {exc}")
             except TimeoutError:
                 result.errors.append(f"the {run} run took too long")
+            except Exception as exc:  # a broken task must not stop the check of the others
+                log.exception("checking %s", task.id)
+                result.errors.append(f"the {run} run crashed: {exc!r}")
             finally:
                 await _closed(env)
     finally:
