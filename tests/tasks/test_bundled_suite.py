@@ -61,6 +61,12 @@ def test_the_suite_covers_four_domains_with_solutions_and_infeasible_tasks() -> 
     assert 8 <= small <= 14
 
 
+def test_the_evaluator_implements_everything_the_suite_uses() -> None:
+    done = osw_studio("eval", "coverage", "tasks/", "--json", timeout=60)
+    total = json.loads(done.stdout)["total"]
+    assert total["covered"] == total["tasks"] >= 40 and total["missing"] == {}, total
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_every_bundled_task_passes_the_check() -> None:
