@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import io
 import shutil
 import tarfile
@@ -44,7 +45,8 @@ def require_ray() -> ModuleType:
         OswError: If Ray is not installed, saying how to install it.
     """
     try:
-        import ray
+        # By name, so the type is a module whether or not Ray (untyped) is installed.
+        ray = importlib.import_module("ray")
     except ImportError:
         raise OswError(
             "the Ray backend needs Ray, which is not installed",
