@@ -277,8 +277,8 @@ def _docker_options(words: Sequence[str], rest: Sequence[str]) -> dict[str, Any]
     if mode == "osworld" and not options.get("qcow2"):
         raise GuestError(
             "docker osworld needs the VM disk: qcow2=PATH of OSWorld's Ubuntu.qcow2",
-            hint="e.g. --provider docker osworld qcow2=~/vm/Ubuntu.qcow2 "
-            "(Ubuntu.qcow2 is at huggingface.co/datasets/xlangai/ubuntu_osworld)",
+            hint="e.g. docker osworld qcow2=~/vm/Ubuntu.qcow2; get Ubuntu.qcow2 from "
+            "huggingface.co/datasets/xlangai/ubuntu_osworld",
         )
     return options
 

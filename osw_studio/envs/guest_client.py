@@ -454,7 +454,8 @@ def _status_error(response: httpx.Response, url: str) -> GuestError:
         return GuestError(
             "the guest server refused the request: missing or wrong token (HTTP 401)",
             where=url,
-            hint="pass the token the guest server printed at start (`token=...`)",
+            hint="store the token the guest server printed at start (`token=...`) with "
+            "`osw-studio keys set --guest URL` (or in Settings > Environment), or set OSW_GUEST_TOKEN",
         )
     if status == 404:
         return GuestError(

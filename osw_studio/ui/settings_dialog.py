@@ -435,6 +435,7 @@ class SettingsDialog(QDialog):
 
     def save(self) -> None:
         """Apply the form, write the settings file, and close; errors stay in the dialog."""
+        self.error.clear()
         try:
             self.apply()
             save_settings(self.settings, self.settings.path)
