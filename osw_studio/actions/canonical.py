@@ -54,34 +54,47 @@ _POINTED = (Click, RightClick, DoubleClick, TripleClick, MouseDown, MouseUp, Scr
 
 
 def canonical_actions(actions: Sequence[Action]) -> list[Action]:
-    """Rewrite ``actions`` into the canonical form (see the module docs); the screen effect is the same."""
+    """Rewrite ``actions`` into the canonical form (see the module docs); the screen effect is the same.
+
+    Examples:
+        >>> canonical_actions([Scroll(dy=1, x=0, y=0), MoveTo(x=0, y=0), Scroll(dx=3)])
+        [Scroll(kind='scroll', dx=3, dy=1, x=0, y=0)]
+    """
     out: list[Action] = []
-    for action in (canonical_action(a) for a in actions):
-        last = out[-1] if out else None
-        if isinstance(last, MoveTo):
-            if isinstance(action, DragTo) and action.start_x is None:
-                out[-1] = action.model_copy(update={"start_x": last.x, "start_y": last.y})
-                continue
-            if isinstance(action, _POINTED) and action.x is None:
-                out[-1] = action.model_copy(update={"x": last.x, "y": last.y})
-                continue
-        if (
-            isinstance(last, Scroll)
-            and isinstance(action, Scroll)
-            and (action.x is None or (last.x, last.y) == (action.x, action.y))
-            and last.dx == 0
-            and action.dy == 0
-        ):
-            out[-1] = last.model_copy(update={"dx": action.dx})
-            continue
-        if isinstance(action, Typing) or (isinstance(action, Press) and action.key == "enter"):
-            text = action.text if isinstance(action, Typing) else "\n"
-            if isinstance(last, Typing) or (isinstance(action, Typing) and _is_enter(last)):
-                before = last.text if isinstance(last, Typing) else "\n"
-                out[-1] = Typing(text=before + text)
-                continue
-        out.append(action)
+    for action in actions:
+        _push(out, canonical_action(action))
     return out
+
+
+def _push(out: list[Action], action: Action) -> None:
+    """Append ``action`` to ``out``, merging it with the action before when they say one thing."""
+    last = out[-1] if out else None
+    if isinstance(last, MoveTo):
+        if isinstance(action, DragTo) and action.start_x is None:
+            out.pop()
+            _push(out, action.model_copy(update={"start_x": last.x, "start_y": last.y}))
+            return
+        if isinstance(action, _POINTED) and action.x is None:
+            # The move becomes the action's own point, which may in turn merge with what came before.
+            out.pop()
+            _push(out, action.model_copy(update={"x": last.x, "y": last.y}))
+            return
+    if (
+        isinstance(last, Scroll)
+        and isinstance(action, Scroll)
+        and (action.x is None or (last.x, last.y) == (action.x, action.y))
+        and last.dx == 0
+        and action.dy == 0
+    ):
+        out[-1] = last.model_copy(update={"dx": action.dx})
+        return
+    if isinstance(action, Typing) or (isinstance(action, Press) and action.key == "enter"):
+        text = action.text if isinstance(action, Typing) else "\n"
+        if isinstance(last, Typing) or (isinstance(action, Typing) and _is_enter(last)):
+            before = last.text if isinstance(last, Typing) else "\n"
+            out[-1] = Typing(text=before + text)
+            return
+    out.append(action)
 
 
 def _is_enter(action: Action | None) -> bool:

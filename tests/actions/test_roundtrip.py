@@ -113,3 +113,12 @@ def test_generated_pyautogui_code_uses_literal_arguments_only() -> None:
         if isinstance(node, ast.Call):
             for value in [*node.args, *(k.value for k in node.keywords)]:
                 ast.literal_eval(value)  # raises ValueError on anything but a literal
+
+
+@pytest.mark.parametrize("language", ["pyautogui", "computer13"])
+def test_repeated_pointed_scrolls_round_trip(language: str) -> None:
+    # A scroll at a point is written as a move then a scroll; two in a row must still compare equal.
+    items: list[Action] = [Scroll(dx=0, dy=0, x=0, y=0), Scroll(dx=0, dy=0, x=0, y=0)]
+    space = SPACES["norm"]
+    got = round_trip(language, items, space)
+    assert canonical_actions(got) == canonical_actions(items) == [Scroll(dx=0, dy=0, x=0, y=0)]
