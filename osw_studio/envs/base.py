@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
@@ -30,6 +31,16 @@ class Env(abc.ABC):
     """
 
     name: str = "env"
+
+    @property
+    def task_dir(self) -> Path | None:
+        """The folder of the task last reset: relative paths in its steps and evaluator resolve there."""
+        return None
+
+    @property
+    def asset_cache(self) -> Path | None:
+        """The asset cache folder setup steps used (OSWorld's ``cache/``), if any."""
+        return None
 
     @property
     @abc.abstractmethod

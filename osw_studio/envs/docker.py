@@ -110,6 +110,16 @@ class DockerEnv(Env):
         return self.remote.capabilities
 
     @property
+    def task_dir(self) -> Path | None:
+        """The folder of the task last reset."""
+        return self.remote.task_dir
+
+    @property
+    def asset_cache(self) -> Path | None:
+        """The asset cache folder of the setup options."""
+        return self.remote.asset_cache
+
+    @property
     def screen_size(self) -> tuple[int, int]:
         """``(width, height)`` of the guest screen."""
         return self.remote.screen_size

@@ -40,6 +40,7 @@ class RemoteEnv(Env):
     def __init__(self, guest: GuestClient, *, setup: SetupOptions | None = None, name: str | None = None):
         self._guest = guest
         self.setup_options = setup or SetupOptions()
+        self._task_dir: Path | None = self.setup_options.task_dir
         self.name = name or f"remote:{guest.base_url}"
         self._capabilities: Capabilities | None = None
         self._screen: tuple[int, int] | None = None
@@ -112,12 +113,23 @@ class RemoteEnv(Env):
             task_dir: The task file's folder (plain paths in ``download`` steps are relative to it).
         """
         await self._ready()
+        options = self.setup_options
+        if task_dir is not None:
+            options = SetupOptions(**{**vars(options), "task_dir": task_dir})
+        self._task_dir = options.task_dir
         if task is not None and task.config:
-            options = self.setup_options
-            if task_dir is not None:
-                options = SetupOptions(**{**vars(options), "task_dir": task_dir})
             await SetupRunner(self._guest, options).run(task.config, task_id=task.id)
         return await self.observe()
+
+    @property
+    def task_dir(self) -> Path | None:
+        """The folder of the task last reset (given to :meth:`reset`, else the setup options')."""
+        return self._task_dir
+
+    @property
+    def asset_cache(self) -> Path | None:
+        """The asset cache folder of the setup options."""
+        return self.setup_options.cache_dir
 
     async def observe(self, *, accessibility_tree: bool = False) -> Observation:
         """Grab the screen as PNG (and OSWorld's accessibility XML when asked and available)."""

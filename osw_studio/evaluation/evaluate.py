@@ -84,8 +84,10 @@ async def evaluate(
         actions: Every action of the episode, in order (only whether the last is FAIL matters).
         cache_dir: The asset cache folder the task's setup used (OSWorld's ``cache/``): files are
             fetched into ``<cache_dir>/<task id>/``, where ``cache_file`` finds what setup steps wrote
-            and ``cloud_file`` finds pre-seeded expected files. A temporary folder when omitted.
-        task_dir: The task file's folder, for ``cloud_file`` URLs that are relative paths.
+            and ``cloud_file`` finds pre-seeded expected files. Default: the env's asset cache, else a
+            temporary folder.
+        task_dir: The task file's folder, for ``cloud_file`` URLs that are relative paths (default: the
+            folder the env was last reset with).
         run_steps: Runs the ``postconfig`` steps (default: the setup-step executor on ``env.guest``).
 
     Raises:
@@ -94,6 +96,8 @@ async def evaluate(
         GuestError: The guest failed while running postconfig or fetching a state.
     """
     check_names(task.evaluator)
+    task_dir = task_dir or env.task_dir
+    cache_dir = cache_dir or env.asset_cache
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="osw-eval-") as tmp:
             return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps)

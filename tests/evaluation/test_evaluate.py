@@ -196,3 +196,31 @@ async def test_postconfig_runs_before_the_getters() -> None:
     )
     assert (await evaluate(ENV, t, [], run_steps=run_steps)).score == 1.0
     assert ran == ["sleep"]
+
+
+class ResetEnv(StandInEnv):
+    """A stand-in env that was reset with a task from ``folder``."""
+
+    def __init__(self, folder: Path, files: dict[str, bytes]) -> None:
+        super().__init__(files=files)
+        self.folder = folder
+
+    @property
+    def task_dir(self) -> Path | None:
+        return self.folder
+
+
+async def test_relative_expected_files_resolve_in_the_folder_the_env_was_reset_with(tmp_path: Path) -> None:
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "expected.txt").write_text("hello\n")
+    env = ResetEnv(tmp_path, {"/home/user/out.txt": b"hello\n"})
+    t = task(
+        {
+            "func": "compare_text_file",
+            "result": {"type": "vm_file", "path": "/home/user/out.txt", "dest": "out.txt"},
+            "expected": {"type": "cloud_file", "path": "assets/expected.txt", "dest": "expected.txt"},
+        }
+    )
+    assert (await evaluate(env, t, [Done()])).score == 1.0
+    with pytest.raises(EvaluationError):
+        await evaluate(StandInEnv(files=env.guest.files), t, [Done()])
