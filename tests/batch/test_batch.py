@@ -24,7 +24,7 @@ from osw_studio.runner.slot import AgentMaker, EnvSlot, SlotConfig
 from osw_studio.runner.summary import TaskOutcome, read_summary
 from osw_studio.settings.model import Settings
 from osw_studio.tasks.load import TaskEntry, load_tasks
-from osw_studio.trajectory.store import RunStore
+from osw_studio.trajectory.store import RunStore, is_run_folder
 from tests.batch.suite import write_suite
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -186,6 +186,8 @@ def scored_runs(out: Path) -> dict[str, list[str]]:
     """Task id -> run ids with a score, from the run stores on disk."""
     found: dict[str, list[str]] = {}
     for path in sorted((out / "runs").iterdir()):
+        if not is_run_folder(path):  # a run the batch is creating (or a kill cut short) has no run.json yet
+            continue
         run = RunStore(path)
         if run.result is not None and run.result.score is not None:
             found.setdefault(run.meta.task_id, []).append(run.run_id)
