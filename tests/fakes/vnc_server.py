@@ -1,0 +1,115 @@
+"""A real VNC server for tests: x11vnc on a private Xvfb, listening on 127.0.0.1 only.
+
+Each process runs in its own process group and is stopped by that group's id.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PAINT = """
+import sys
+from Xlib import display
+d = display.Display(sys.argv[1])
+root = d.screen().root
+root.change_attributes(background_pixel=int(sys.argv[2], 16))
+root.clear_area(0, 0, 0, 0)
+d.sync()
+d.close()
+"""
+"""What ``xsetroot -solid`` does, in python-xlib (already a dependency)."""
+
+
+@dataclass
+class VncDisplay:
+    """An Xvfb display and the x11vnc servers watching it."""
+
+    display: str
+    size: tuple[int, int]
+
+    def paint(self, rgb: str) -> None:
+        """Fill the root window with one colour, ``#rrggbb``."""
+        subprocess.run([sys.executable, "-c", PAINT, self.display, rgb.lstrip("#")], check=True, timeout=10)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def xvfb(size: tuple[int, int] = (640, 480)) -> Iterator[VncDisplay]:
+    """A private Xvfb display (its number chosen by Xvfb)."""
+    read_fd, write_fd = os.pipe()
+    process = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{size[0]}x{size[1]}x24", "-nolisten", "tcp"],
+        pass_fds=(write_fd,),
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        number = pipe.readline().strip()
+    try:
+        if not number:
+            pytest.fail("Xvfb did not start")
+        yield VncDisplay(f":{number}", size)
+    finally:
+        _stop(process)
+
+
+@contextmanager
+def x11vnc(display: VncDisplay, password_file: Path | None = None) -> Iterator[int]:
+    """x11vnc on ``display``, on 127.0.0.1 only; yields its port once it listens."""
+    port = free_port()
+    auth = ["-rfbauth", str(password_file)] if password_file else ["-nopw"]
+    command = ["x11vnc", "-display", display.display, "-rfbport", str(port), "-localhost", *auth]
+    command += ["-forever", "-shared", "-quiet", "-noxrecord", "-nowf"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(process.stdout, selectors.EVENT_READ)
+            ready = sel.select(timeout=20) and process.stdout.readline().strip() == f"PORT={port}".encode()
+        if not ready:
+            pytest.fail(f"x11vnc did not listen on port {port}")
+        yield port
+    finally:
+        _stop(process)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def store_password(path: Path, password: str) -> Path:
+    """Write an ``-rfbauth`` file as ``x11vnc -storepasswd`` does."""
+    subprocess.run(
+        ["x11vnc", "-storepasswd", password, str(path)], check=True, capture_output=True, timeout=10
+    )
+    return path
