@@ -61,6 +61,12 @@ def _whose(parser: Any) -> None:
         metavar="URL",
         help="the token of the guest server at URL (as given to --provider remote), not an API key",
     )
+    whose.add_argument(
+        "--vnc",
+        metavar="HOST:PORT",
+        help="the password of the VNC server the viewer uses for a guest without a live stream "
+        "(a PORT alone: on the host of the settings' guest URL)",
+    )
 
 
 def _profile(args: argparse.Namespace) -> str:
@@ -82,9 +88,25 @@ def read_secret(prompt: str) -> str:
     return line.strip()
 
 
-def _set(args: argparse.Namespace) -> int:
-    from osw_studio.settings.secrets import backend_name, set_guest_token, set_key
+def _vnc_address(args: argparse.Namespace) -> str:
+    from osw_studio.core.errors import SettingsError
+    from osw_studio.settings import load_settings
+    from osw_studio.settings.vnc import format_vnc_address, vnc_address
 
+    try:
+        return format_vnc_address(*vnc_address(args.vnc, load_settings(args.config).environment.url))
+    except ValueError as exc:
+        raise SettingsError(f"--vnc {exc}", hint="give HOST:PORT, e.g. 10.0.0.5:5900") from None
+
+
+def _set(args: argparse.Namespace) -> int:
+    from osw_studio.settings.secrets import backend_name, set_guest_token, set_key, set_vnc_password
+
+    if args.vnc:
+        address = _vnc_address(args)
+        set_vnc_password(address, read_secret(f"password of the VNC server at {address}: "))
+        print(f"stored the password of the VNC server at {address} in the keyring ({backend_name()})")
+        return 0
     if args.guest:
         set_guest_token(args.guest, read_secret(f"token of the guest server at {args.guest}: "))
         print(f"stored the token of the guest server at {args.guest} in the keyring ({backend_name()})")
@@ -97,8 +119,15 @@ def _set(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from osw_studio.settings.secrets import delete_guest_token, delete_key
+    from osw_studio.settings.secrets import delete_guest_token, delete_key, delete_vnc_password
 
+    if args.vnc:
+        address = _vnc_address(args)
+        if delete_vnc_password(address):
+            print(f"deleted the password of the VNC server at {address} from the keyring")
+            return 0
+        print(f"the VNC server at {address} has no password in the keyring")
+        return 1
     if args.guest:
         if delete_guest_token(args.guest):
             print(f"deleted the token of the guest server at {args.guest} from the keyring")
@@ -137,6 +166,14 @@ def _list(args: argparse.Namespace) -> int:
         token = find_guest_token(guest)
         keyring_error = keyring_error or token.keyring_error
         print(f"\nremote guest {guest}: token from {token.source}")
+    if settings.environment.vnc:
+        from osw_studio.settings.secrets import find_vnc_password
+        from osw_studio.settings.vnc import format_vnc_address, vnc_address
+
+        address = format_vnc_address(*vnc_address(settings.environment.vnc, settings.environment.url))
+        password = find_vnc_password(address)
+        keyring_error = keyring_error or password.keyring_error
+        print(f"VNC {address}: password from {password.source}")
     if keyring_error:
         print(f"note: the OS keyring is unavailable ({keyring_error})", file=sys.stderr)
     return 0

@@ -116,7 +116,10 @@ class VncTarget:
 
 @dataclass(frozen=True)
 class VncFrame:
-    """One screen: ``width * height`` pixels of 4 bytes (blue, green, red, padding), rows top down."""
+    """One screen: ``width * height`` pixels of 4 bytes (blue, green, red, 255), rows top down.
+
+    The bytes are those of an opaque Qt ``QImage.Format_RGB32`` image (on little-endian machines).
+    """
 
     width: int
     height: int
@@ -211,6 +214,7 @@ class VncClient:
         self.name = ""
         self.version = (3, 8)
         self._fb = bytearray()
+        self._opaque = b""
 
     @classmethod
     async def open(cls, target: VncTarget, *, seconds: float = 10.0) -> Self:
@@ -360,12 +364,14 @@ class VncClient:
             raise self._error(f"the VNC server reports a {width}x{height} screen")
         self.width, self.height = width, height
         self._fb = bytearray(width * height * 4)
+        self._opaque = b"\xff" * (width * height)
 
     def _request(self, incremental: bool) -> None:
         self._writer.write(struct.pack(">BBHHHH", 3, incremental, 0, 0, self.width, self.height))
 
     def frame(self) -> VncFrame:
         """The screen as last updated."""
+        self._fb[3::4] = self._opaque  # servers send the padding byte as 0; Qt's RGB32 wants 255 there
         return VncFrame(self.width, self.height, bytes(self._fb))
 
     async def frames(self, fps: float = 30.0) -> AsyncIterator[VncFrame]:

@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 from osw_studio.actions.coords import CoordMode
 from osw_studio.core.errors import SettingsError
 from osw_studio.settings.url import normalize_base_url
+from osw_studio.settings.vnc import format_vnc_address, parse_vnc_address
 
 _T = TypeVar("_T")
 
@@ -151,11 +152,15 @@ class EnvironmentSettings(_Section):
             not kept here but in the keyring (``osw-studio keys set --guest URL``).
         docker_options: The ``docker`` provider's words as after ``--provider docker`` on the command
             line, e.g. ``osworld qcow2=~/vm/Ubuntu.qcow2`` (empty: the studio image, its defaults).
+        vnc: The guest's VNC server, ``HOST:PORT`` or ``PORT`` (on the guest's host), for a viewer of
+            guests without a live stream (OSWorld's). Its password is kept in the keyring
+            (``osw-studio keys set --vnc HOST:PORT``).
     """
 
     provider: ProviderKind = "local"
     url: str | None = None
     docker_options: str | None = None
+    vnc: str | None = None
 
     @field_validator("provider", mode="before")
     @classmethod
@@ -172,6 +177,14 @@ class EnvironmentSettings(_Section):
     @classmethod
     def _strip_options(cls, value: str | None) -> str | None:
         return (value or "").strip() or None
+
+    @field_validator("vnc", mode="before")
+    @classmethod
+    def _check_vnc(cls, value: Any) -> Any:
+        if not isinstance(value, int | str):
+            return value  # None, or a wrong type that the str check names
+        text = str(value).strip()
+        return format_vnc_address(*parse_vnc_address(text)) if text else None  # ValueError: the mistake
 
 
 class AgentSettings(_Section):

@@ -13,13 +13,14 @@ endpoint answers 401; :meth:`KeyLookup.require` turns it into one that names eve
 
 A remote guest server's token is kept the same way, in an entry named ``guest:`` and its URL (profile
 names cannot hold a colon, so the two never meet); :func:`find_guest_token` falls back to
-``OSW_GUEST_TOKEN``.
+``OSW_GUEST_TOKEN``. A guest's VNC password likewise, under ``vnc:`` and its ``HOST:PORT``
+(:func:`find_vnc_password`, falling back to ``OSW_VNC_PASSWORD``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,9 @@ OPENAI_ENV_KEY = "OPENAI_API_KEY"
 GUEST_TOKEN_ENV = "OSW_GUEST_TOKEN"
 GUEST_PREFIX = "guest:"
 """Keyring user names of guest tokens start with this, followed by the guest server's URL."""
+VNC_PASSWORD_ENV = "OSW_VNC_PASSWORD"
+VNC_PREFIX = "vnc:"
+"""Keyring user names of VNC passwords start with this, followed by the server's ``HOST:PORT``."""
 
 
 @dataclass(frozen=True)
@@ -245,8 +249,12 @@ def set_guest_token(url: str, token: str) -> None:
         raise SettingsError(
             "the guest token contains whitespace", hint="check that only the token was pasted"
         )
+    _store(entry, token)
+
+
+def _store(entry: str, secret: str) -> None:
     try:
-        _backend().set_password(SERVICE, entry, token)
+        _backend().set_password(SERVICE, entry, secret)
     except Exception as exc:  # see get_key
         raise _fail("write to", exc) from exc
 
@@ -266,21 +274,74 @@ def find_guest_token(url: str, environ: Mapping[str, str] | None = None) -> Toke
     A keyring that cannot be read is not an error here (the variable may hold the token, and OSWorld
     guests need none); the lookup says why it failed.
     """
+    return _find(url, lambda: get_guest_token(url), GUEST_TOKEN_ENV, environ)
+
+
+def _find(
+    where: str, stored_secret: Callable[[], str | None], variable: str, environ: Mapping[str, str] | None
+) -> TokenLookup:
     env = os.environ if environ is None else environ
     keyring_error: str | None = None
     try:
-        stored = get_guest_token(url)
+        stored = stored_secret()
     except SettingsError as exc:
         stored = None
         keyring_error = _describe(exc.__cause__) if exc.__cause__ else exc.message
     if stored:
-        return TokenLookup(url, stored, "keyring")
-    value = env.get(GUEST_TOKEN_ENV, "").strip()
+        return TokenLookup(where, stored, "keyring")
+    value = env.get(variable, "").strip()
     if value:
-        return TokenLookup(url, value, f"${GUEST_TOKEN_ENV}", keyring_error)
-    return TokenLookup(url, None, "none", keyring_error)
+        return TokenLookup(where, value, f"${variable}", keyring_error)
+    return TokenLookup(where, None, "none", keyring_error)
 
 
 def guest_token(url: str) -> str | None:
     """The token of the guest server at ``url`` (:func:`find_guest_token`'s value), or None."""
     return find_guest_token(url).value
+
+
+# --- VNC passwords ---------------------------------------------------------------------------------
+
+
+def vnc_entry(address: str) -> str:
+    """The keyring user name of the password of the VNC server at ``address`` (``HOST:PORT``).
+
+    >>> vnc_entry(" 10.0.0.5:5900 ")
+    'vnc:10.0.0.5:5900'
+    """
+    return VNC_PREFIX + address.strip()
+
+
+def set_vnc_password(address: str, password: str) -> None:
+    """Store the password of the VNC server at ``address``, replacing any previous one.
+
+    VNC Authentication uses only the first 8 characters; longer passwords are kept whole (the server
+    compares the same 8).
+
+    Raises:
+        SettingsError: If the address or password is empty, or the keyring fails.
+    """
+    if not address.strip():
+        raise SettingsError(
+            "a VNC password needs the server's address", hint="give HOST:PORT, e.g. 10.0.0.5:5900"
+        )
+    if not password:
+        raise SettingsError("the VNC password is empty", hint="type the password the VNC server was given")
+    _store(vnc_entry(address), password)
+
+
+def delete_vnc_password(address: str) -> bool:
+    """Delete the stored password of the VNC server at ``address``; False when there was none.
+
+    Raises:
+        SettingsError: If the keyring cannot be used.
+    """
+    return delete_key(vnc_entry(address))
+
+
+def find_vnc_password(address: str, environ: Mapping[str, str] | None = None) -> TokenLookup:
+    """Look for the password of the VNC server at ``address``: the keyring, then ``$OSW_VNC_PASSWORD``.
+
+    None found is not an error: many VNC servers ask for none, and one that does says so.
+    """
+    return _find(address, lambda: get_key(vnc_entry(address)), VNC_PASSWORD_ENV, environ)

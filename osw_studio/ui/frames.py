@@ -1,8 +1,11 @@
-"""Live frames from a guest for the viewer: its MJPEG ``/stream``, or polled screenshots.
+"""Live frames from a guest for the viewer: its MJPEG ``/stream``, else VNC where given, else screenshots.
 
 The HTTP client is async (httpx) on the Qt event loop; JPEG/PNG decoding and scaling to the viewer's
 size run in a worker thread (``run_in_executor``) so the UI never stalls. Only the newest frame is
 decoded: when decoding falls behind, older frames are dropped, never queued.
+
+VNC (:mod:`osw_studio.envs.vnc`) only shows the screen; takeover input still goes through the guest API,
+which records it as human steps.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import httpx
 from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QImage
 
+from osw_studio.core.errors import OswError
+from osw_studio.envs.vnc import VncClient, VncFrame, VncTarget
 from osw_studio.ui.mjpeg import MjpegParser, boundary_of
 
 log = logging.getLogger(__name__)
@@ -36,6 +41,14 @@ def decode_frame(data: bytes, fit: QSize | None) -> QImage:
         return image
     if image.width() <= fit.width() and image.height() <= fit.height():
         return image
+    return image.scaled(fit, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
+
+
+def vnc_image(frame: VncFrame, fit: QSize | None) -> QImage:
+    """A VNC frame as an image scaled to fit ``fit`` (thread-safe; its BGRX bytes are Qt's RGB32)."""
+    image = QImage(frame.data, frame.width, frame.height, frame.width * 4, QImage.Format.Format_RGB32)
+    if fit is None or fit.isEmpty() or (frame.width <= fit.width() and frame.height <= fit.height()):
+        return image.copy()  # the image must not outlive the bytes it points into
     return image.scaled(fit, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
 
 
@@ -80,10 +93,12 @@ class FrameStream(QObject):
         fps: Highest frame rate asked of the stream.
         max_width: Width the guest downscales frames to before encoding.
         poll_interval: Seconds between screenshots when the guest has no stream.
+        vnc: The guest's VNC server: frames of a guest without a stream come from it instead of
+            screenshots (and from screenshots again if it fails, with the reason in the status).
 
     Signals:
         frame_ready(QImage): A decoded frame, already scaled.
-        status_changed(str): ``connecting``, ``streaming``, ``polling`` or an error message.
+        status_changed(str): ``connecting``, ``streaming``, ``vnc HOST:PORT``, ``polling`` or an error.
     """
 
     frame_ready = Signal(QImage)
@@ -99,6 +114,7 @@ class FrameStream(QObject):
         quality: int = 70,
         max_width: int = 1280,
         poll_interval: float = 0.5,
+        vnc: VncTarget | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -107,8 +123,9 @@ class FrameStream(QObject):
         self._fit = fit
         self._params: dict[str, int] = {"fps": fps, "quality": quality, "max_width": max_width}
         self._poll_interval = poll_interval
+        self.vnc = vnc
         self._task: asyncio.Task[None] | None = None
-        self._latest: bytes | None = None
+        self._latest: bytes | VncFrame | None = None
         self._wake = asyncio.Event()
         self.received = 0
         """Frames received from the wire (decoded or dropped)."""
@@ -140,7 +157,8 @@ class FrameStream(QObject):
                 while True:
                     try:
                         if not await self._stream(client):
-                            await self._poll(client)
+                            why = await self._vnc(self.vnc) if self.vnc is not None else ""
+                            await self._poll(client, why)
                     except httpx.HTTPError as exc:
                         self.status_changed.emit(f"guest unreachable ({type(exc).__name__}); retrying")
                         log.info("frame stream from %s failed: %s", self.base_url, exc)
@@ -168,9 +186,9 @@ class FrameStream(QObject):
                     self._offer(frame)
         return True
 
-    async def _poll(self, client: httpx.AsyncClient) -> None:
+    async def _poll(self, client: httpx.AsyncClient, why: str = "") -> None:
         """Poll ``/screenshot`` (JPEG where the guest knows the option; OSWorld's sends PNG)."""
-        self.status_changed.emit("polling")
+        self.status_changed.emit(f"polling ({why})" if why else "polling")
         params: dict[str, str | int] = {
             "format": "jpeg",
             "quality": self._params["quality"],
@@ -182,7 +200,20 @@ class FrameStream(QObject):
             self._offer(response.content)
             await asyncio.sleep(self._poll_interval)
 
-    def _offer(self, frame: bytes) -> None:
+    async def _vnc(self, target: VncTarget) -> str:
+        """Show frames of the guest's VNC server until it fails; return why (polling takes over)."""
+        self.status_changed.emit(f"connecting to vnc {target}")
+        try:
+            async with await VncClient.open(target) as client:
+                self.status_changed.emit(f"vnc {target}")
+                async for frame in client.frames(fps=self._params["fps"]):
+                    self._offer(frame)
+        except OswError as exc:
+            log.info("VNC of %s failed: %s", self.base_url, exc)
+            return f"VNC failed: {exc}"
+        return "the VNC server ended the connection"
+
+    def _offer(self, frame: bytes | VncFrame) -> None:
         self.received += 1
         self._latest = frame
         self._wake.set()
@@ -196,9 +227,12 @@ class FrameStream(QObject):
             if data is None:
                 continue
             fit = self._fit() if self._fit else None
-            image = await loop.run_in_executor(None, decode_frame, data, fit)
-            if image.isNull():
-                log.debug("dropped a frame that is not an image (%d bytes)", len(data))
-                continue
+            if isinstance(data, VncFrame):
+                image = await loop.run_in_executor(None, vnc_image, data, fit)
+            else:
+                image = await loop.run_in_executor(None, decode_frame, data, fit)
+                if image.isNull():
+                    log.debug("dropped a frame that is not an image (%d bytes)", len(data))
+                    continue
             self.decoded += 1
             self.frame_ready.emit(image)

@@ -355,13 +355,14 @@ class MainWindow(QMainWindow):
         stream = self.viewer.stream
         guest = getattr(env, "guest", None)
         url = getattr(guest, "base_url", None)
-        if stream is not None and stream.base_url == (url or "").rstrip("/"):
+        vnc = self.services.vnc_target(url)
+        if stream is not None and stream.base_url == (url or "").rstrip("/") and stream.vnc == vnc:
             self.viewer.canvas.set_screen_size(env.screen_size)
             return
         await self.viewer.detach_stream()
         if url:
             fresh = FrameStream(
-                url, getattr(guest, "token", None), fit=self.viewer.canvas.fit_size, parent=self
+                url, getattr(guest, "token", None), fit=self.viewer.canvas.fit_size, vnc=vnc, parent=self
             )
             self.viewer.attach_stream(fresh, env.screen_size)
 

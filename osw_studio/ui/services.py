@@ -15,6 +15,7 @@ from typing import Any, Literal
 from osw_studio.agent.base import Agent
 from osw_studio.core.errors import OswError
 from osw_studio.envs.base import Env
+from osw_studio.envs.vnc import VncTarget
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import ResolvedProfile, Settings, dump_settings
@@ -85,6 +86,21 @@ class Services:
             self._env_key = key
             self.secrets = [options["token"]] if options.get("token") else []
             return self.env
+
+    def vnc_target(self, guest_url: str | None) -> VncTarget | None:
+        """The VNC server the settings give for the guest at ``guest_url`` (with its password), or None.
+
+        The viewer uses it for guests without a live stream. A port alone means the guest's host; the
+        password is looked up at each call, so one stored in Settings applies to the next stream.
+        """
+        from osw_studio.settings.secrets import find_vnc_password
+        from osw_studio.settings.vnc import format_vnc_address, vnc_address
+
+        setting = self.settings.environment.vnc
+        if not setting:
+            return None
+        host, port = vnc_address(setting, guest_url)
+        return VncTarget(host, port, find_vnc_password(format_vnc_address(host, port)).value)
 
     async def create_episode(self, entry: TaskEntry, mode: Literal["auto", "approve"]) -> Episode:
         """A new episode of ``entry`` with the active profile's agent, recorded in the runs folder.

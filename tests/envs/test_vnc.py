@@ -5,33 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from osw_studio.core.errors import GuestError
 from osw_studio.envs.vnc import VncClient, VncFrame, VncTarget, vnc_auth_response
-from tests.fakes.vnc_server import VncDisplay, free_port, store_password, x11vnc, xvfb
+from tests.fakes.vnc_server import (
+    VncDisplay,
+    free_port,
+    store_password,
+    vnc_locked_port,
+    vnc_open_port,
+    vnc_screen,
+)
 
-
-@pytest.fixture(scope="module")
-def screen() -> Iterator[VncDisplay]:
-    with xvfb((640, 480)) as display:
-        yield display
-
-
-@pytest.fixture(scope="module")
-def open_port(screen: VncDisplay) -> Iterator[int]:
-    with x11vnc(screen) as port:
-        yield port
-
-
-@pytest.fixture(scope="module")
-def locked_port(screen: VncDisplay, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    password_file = store_password(tmp_path_factory.mktemp("vnc") / "passwd", "secret")
-    with x11vnc(screen, password_file) as port:
-        yield port
+__all__ = ["vnc_locked_port", "vnc_open_port", "vnc_screen"]  # fixtures
 
 
 async def frames_until(client: VncClient, wanted: tuple[int, int, int], at: tuple[int, int]) -> VncFrame:
@@ -43,9 +33,9 @@ async def frames_until(client: VncClient, wanted: tuple[int, int, int], at: tupl
     raise AssertionError("the frame stream ended")
 
 
-async def test_frames_show_the_screen_and_follow_changes(screen: VncDisplay, open_port: int) -> None:
-    screen.paint("#ff0000")
-    async with await VncClient.open(VncTarget("127.0.0.1", open_port)) as client:
+async def test_frames_show_the_screen_and_follow_changes(vnc_screen: VncDisplay, vnc_open_port: int) -> None:
+    vnc_screen.paint("#ff0000")
+    async with await VncClient.open(VncTarget("127.0.0.1", vnc_open_port)) as client:
         assert (client.width, client.height) == (640, 480)
         assert client.version == (3, 8)
         frame = await frames_until(client, (255, 0, 0), (10, 10))
@@ -53,36 +43,36 @@ async def test_frames_show_the_screen_and_follow_changes(screen: VncDisplay, ope
         assert len(frame.rgb()) == 640 * 480 * 3
         assert frame.rgb()[-3:] == b"\xff\x00\x00"
     # a second viewer sees a change made while the first is gone
-    screen.paint("#0000ff")
-    async with await VncClient.open(VncTarget("127.0.0.1", open_port)) as client:
+    vnc_screen.paint("#0000ff")
+    async with await VncClient.open(VncTarget("127.0.0.1", vnc_open_port)) as client:
         await frames_until(client, (0, 0, 255), (600, 400))
 
 
-async def test_frames_arrive_while_the_screen_changes(screen: VncDisplay, open_port: int) -> None:
+async def test_frames_arrive_while_the_screen_changes(vnc_screen: VncDisplay, vnc_open_port: int) -> None:
     colours = ["#00ff00", "#ffff00"]
-    async with await VncClient.open(VncTarget("127.0.0.1", open_port)) as client:
-        screen.paint(colours[0])
+    async with await VncClient.open(VncTarget("127.0.0.1", vnc_open_port)) as client:
+        vnc_screen.paint(colours[0])
         await frames_until(client, (0, 255, 0), (100, 100))
-        screen.paint(colours[1])
+        vnc_screen.paint(colours[1])
         await frames_until(client, (255, 255, 0), (100, 100))
 
 
-async def test_password_is_sent_with_vnc_authentication(screen: VncDisplay, locked_port: int) -> None:
-    screen.paint("#ff00ff")
-    async with await VncClient.open(VncTarget("127.0.0.1", locked_port, "secret")) as client:
+async def test_password_is_sent_with_vnc_authentication(vnc_screen: VncDisplay, vnc_locked_port: int) -> None:
+    vnc_screen.paint("#ff00ff")
+    async with await VncClient.open(VncTarget("127.0.0.1", vnc_locked_port, "secret")) as client:
         await frames_until(client, (255, 0, 255), (1, 1))
 
 
-async def test_wrong_password_says_so(locked_port: int) -> None:
+async def test_wrong_password_says_so(vnc_locked_port: int) -> None:
     with pytest.raises(GuestError, match="refused the password") as caught:
-        await VncClient.open(VncTarget("127.0.0.1", locked_port, "wrong"))
-    assert f"127.0.0.1:{locked_port}" in str(caught.value)
+        await VncClient.open(VncTarget("127.0.0.1", vnc_locked_port, "wrong"))
+    assert f"127.0.0.1:{vnc_locked_port}" in str(caught.value)
     assert "keys set --vnc" in str(caught.value)
 
 
-async def test_missing_password_says_one_is_needed(locked_port: int) -> None:
+async def test_missing_password_says_one_is_needed(vnc_locked_port: int) -> None:
     with pytest.raises(GuestError, match="asks for a password and none is stored"):
-        await VncClient.open(VncTarget("127.0.0.1", locked_port))
+        await VncClient.open(VncTarget("127.0.0.1", vnc_locked_port))
 
 
 async def test_connection_refused_names_the_address() -> None:

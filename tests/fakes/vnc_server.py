@@ -113,3 +113,28 @@ def store_password(path: Path, password: str) -> Path:
         ["x11vnc", "-storepasswd", password, str(path)], check=True, capture_output=True, timeout=10
     )
     return path
+
+
+@pytest.fixture(scope="module")
+def vnc_screen() -> Iterator[VncDisplay]:
+    """A 640x480 Xvfb display for the module's VNC servers."""
+    with xvfb((640, 480)) as display:
+        yield display
+
+
+@pytest.fixture(scope="module")
+def vnc_open_port(vnc_screen: VncDisplay) -> Iterator[int]:
+    """The port of an x11vnc on ``vnc_screen`` that asks for no password."""
+    with x11vnc(vnc_screen) as port:
+        yield port
+
+
+VNC_PASSWORD = "secret"
+
+
+@pytest.fixture(scope="module")
+def vnc_locked_port(vnc_screen: VncDisplay, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The port of an x11vnc on ``vnc_screen`` that asks for :data:`VNC_PASSWORD`."""
+    password_file = store_password(tmp_path_factory.mktemp("vnc") / "passwd", VNC_PASSWORD)
+    with x11vnc(vnc_screen, password_file) as port:
+        yield port
