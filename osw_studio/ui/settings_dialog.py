@@ -45,11 +45,14 @@ from osw_studio.settings.secrets import (
     delete_key,
     find_api_key,
     find_guest_token,
+    find_vnc_password,
     get_guest_token,
     get_key,
     set_guest_token,
     set_key,
+    set_vnc_password,
 )
+from osw_studio.settings.vnc import format_vnc_address, vnc_address
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +178,11 @@ class SettingsDialog(QDialog):
             "The words after `--provider docker` on the command line: [studio|osworld] KEY=VALUE...\n"
             + "\n".join(f"{k}: {what} ({'/'.join(modes)})" for k, (modes, what) in DOCKER_OPTIONS.items())
         )
+        self.vnc = QLineEdit(placeholderText="HOST:PORT or PORT: the viewer of a guest without a stream")
+        self.vnc.setObjectName("vncAddress")
+        self.vnc_password = QLineEdit()
+        self.vnc_password.setObjectName("vncPassword")
+        self.vnc_password.setEchoMode(QLineEdit.EchoMode.Password)
         self.provider.currentTextChanged.connect(self._on_provider_changed)
         env_box = QGroupBox("Environment")
         form3 = QFormLayout(env_box)
@@ -183,6 +191,8 @@ class SettingsDialog(QDialog):
         form3.addRow("Guest URL", self.remote_url)
         form3.addRow("Guest token", token_row)
         form3.addRow("Docker options", self.docker_options)
+        form3.addRow("VNC", self.vnc)
+        form3.addRow("VNC password", self.vnc_password)
 
         self.error = QLabel("")
         self.error.setObjectName("settingsError")
@@ -212,6 +222,8 @@ class SettingsDialog(QDialog):
         self.provider.setCurrentText(env.provider)
         self.remote_url.setText(env.url or "")
         self.docker_options.setText(env.docker_options or "")
+        self.vnc.setText(env.vnc or "")
+        self._describe_vnc_password(env.vnc, env.url)
         self._on_provider_changed(env.provider)
         self._describe_token()
 
@@ -290,6 +302,14 @@ class SettingsDialog(QDialog):
         for widget in (self.remote_url, self.guest_token, self.show_token):
             widget.setEnabled(provider == "remote")
         self.docker_options.setEnabled(provider == "docker")
+        for widget in (self.vnc, self.vnc_password):
+            widget.setEnabled(provider != "local")  # the local sandbox streams its screen
+
+    def _describe_vnc_password(self, vnc: str | None, url: str | None) -> None:
+        stored = vnc and find_vnc_password(format_vnc_address(*vnc_address(vnc, url))).value
+        self.vnc_password.setPlaceholderText(
+            "stored; type to replace" if stored else "none stored: type it if the VNC server asks for one"
+        )
 
     def _describe_token(self) -> None:
         """Say in the empty token field whether the guest URL has a token, and from where."""
@@ -408,6 +428,7 @@ class SettingsDialog(QDialog):
                     "provider": self.provider.currentText(),
                     "url": self.remote_url.text(),
                     "docker_options": self.docker_options.text(),
+                    "vnc": self.vnc.text(),
                 }
             )
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -417,7 +438,13 @@ class SettingsDialog(QDialog):
         token = self.guest_token.text().strip() if self._token_dirty else ""
         if token and not environment.url:
             raise SettingsError("a guest token needs the guest URL", hint="fill in Guest URL, then save")
+        vnc_password = self.vnc_password.text()
+        if vnc_password and not environment.vnc:
+            raise SettingsError("a VNC password needs the VNC address", hint="fill in VNC, then save")
         s.environment = environment
+        if vnc_password and environment.vnc:
+            set_vnc_password(format_vnc_address(*vnc_address(environment.vnc, environment.url)), vnc_password)
+            self.vnc_password.clear()
         if self._key_dirty and self.key.text().strip():
             set_key(name, self.key.text())
             self._key_dirty = False

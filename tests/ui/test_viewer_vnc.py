@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,16 +11,18 @@ import pytest
 from PIL import Image
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
 from osw_studio.envs.remote import RemoteEnv
 from osw_studio.envs.vnc import VncTarget
-from osw_studio.settings import EnvironmentSettings, Settings
-from osw_studio.settings.secrets import set_vnc_password
+from osw_studio.settings import EnvironmentSettings, Settings, load_settings
+from osw_studio.settings.secrets import SERVICE, set_vnc_password
 from osw_studio.tasks import TaskLibrary
 from osw_studio.ui.frames import FrameStream
 from osw_studio.ui.main_window import MainWindow
 from osw_studio.ui.services import Services
+from osw_studio.ui.settings_dialog import SettingsDialog
 from osw_studio.ui.viewer import VmViewer
 from tests.envs.fake_guest import FakeGuest, osworld_guest
 from tests.fakes.memory_keyring import MemoryKeyring
@@ -128,3 +131,32 @@ async def test_the_window_uses_the_vnc_port_and_password_from_the_settings(
     finally:
         await window.viewer.detach_stream()
         await env.close()
+
+
+def test_the_settings_dialog_keeps_the_vnc_address_and_its_password_in_the_keyring(
+    qtbot: QtBot, tmp_path: Path, memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OSW_VNC_PASSWORD", raising=False)
+    path = tmp_path / "settings.json"
+    path.write_text(
+        json.dumps({"environment": {"provider": "remote", "url": "http://10.0.0.5:5000"}}), encoding="utf-8"
+    )
+    dialog = SettingsDialog(load_settings(path))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.vnc.isEnabled() and dialog.vnc_password.echoMode() == QLineEdit.EchoMode.Password
+    qtbot.keyClicks(dialog.vnc_password, "pw-1")
+    dialog.save()
+    assert "needs the VNC address" in dialog.error.text() and dialog.isVisible()
+    qtbot.keyClicks(dialog.vnc, "5901")
+    dialog.save()
+    assert not dialog.isVisible()
+    assert memory_keyring.entries == {(SERVICE, "vnc:10.0.0.5:5901"): "pw-1"}
+    written = path.read_text(encoding="utf-8")
+    assert json.loads(written)["environment"]["vnc"] == "5901" and "pw-1" not in written
+    again = SettingsDialog(load_settings(path))
+    qtbot.addWidget(again)
+    assert again.vnc.text() == "5901" and again.vnc_password.text() == ""
+    assert again.vnc_password.placeholderText() == "stored; type to replace"
+    again.provider.setCurrentText("local")
+    assert not again.vnc.isEnabled()
