@@ -13,7 +13,7 @@ from osw_studio.envs.guest_client import GuestClient
 from osw_studio.evaluation.evaluate import score_evaluator
 from osw_studio.evaluation.getters.files import FileMissing
 from osw_studio.evaluation.registry import GETTERS, GetterContext
-from tests.guest.helpers import Desktop
+from tests.fakes.desktop import Desktop
 
 pytestmark = pytest.mark.xvfb
 

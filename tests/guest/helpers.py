@@ -1,27 +1,12 @@
-"""Helpers for the guest server tests: the running desktop, waiting, running commands in the guest."""
+"""Helpers for the guest server tests: waiting, running commands in the guest (the ``desktop`` fixture)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TypeVar
 
-import httpx
-
-
-@dataclass
-class Desktop:
-    """A running guest: its display, server URL, token and a client that sends the token."""
-
-    display: str
-    url: str
-    token: str
-    client: httpx.Client
-    home: Path
-    pids: list[int] = field(default_factory=list)
-
+from tests.fakes.desktop import Desktop
 
 T = TypeVar("T")
 

@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 from osw_studio.core.actions import Click, DragTo, Hotkey, Typing, dump_actions
-from tests.guest.helpers import Desktop, execute, wait_for
+from tests.fakes.desktop import Desktop
+from tests.guest.helpers import execute, wait_for
 
 
 def send(desktop: Desktop, actions: list[dict[str, object]]) -> dict[str, object]:

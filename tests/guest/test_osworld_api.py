@@ -11,7 +11,8 @@ import xml.etree.ElementTree as ET
 import httpx
 from PIL import Image
 
-from tests.guest.helpers import Desktop, execute, wait_for
+from tests.fakes.desktop import Desktop
+from tests.guest.helpers import execute, wait_for
 
 
 def test_pyautogui_code_runs_through_execute(desktop: Desktop) -> None:
