@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from osw_studio.guest.screen import Screen, encode  # noqa: E402
+from tests.fakes.desktop import start, start_guest, start_xvfb, stop, wait_ready  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results.json"
 RUNS = 20
@@ -48,36 +48,6 @@ while True:
     d.sync()
     time.sleep(0.01)
 """
-
-
-def start(command: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(command, start_new_session=True, **kwargs)  # type: ignore[call-overload, no-any-return]
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=5)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
-    read_fd, write_fd = os.pipe()
-    xvfb = start(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,),
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
-    if not number:
-        raise SystemExit("Xvfb did not start")
-    return xvfb, f":{number}"
 
 
 def median_ms(call: object, runs: int = RUNS) -> float:
@@ -113,19 +83,9 @@ def main() -> int:
         processes.append(start(["openbox"], env=env, stderr=subprocess.DEVNULL))
         token = secrets.token_urlsafe(16)
         ready = Path(tempfile.mkdtemp()) / "ready"
-        ready_args = ["--ready-file", str(ready)]
-        server = start(
-            [sys.executable, "-m", "osw_studio.guest", "--display", display, "--port", "0", *ready_args],
-            env={**env, "OSW_GUEST_TOKEN": token},
-            stdout=subprocess.DEVNULL,
-        )
+        server = start_guest(display, ready, env={**env, "OSW_GUEST_TOKEN": token}, stdout=subprocess.DEVNULL)
         processes.append(server)
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the guest server did not get ready")
-            time.sleep(0.05)
-        url = ready.read_text().split(" on ")[1].split(" token=")[0]
+        url, _ = wait_ready(server, ready)
         screen = Screen(display)
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
             figures = {

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -20,8 +17,9 @@ from osw_studio.core.errors import GuestError
 from osw_studio.core.task import Task
 from osw_studio.envs.check import check_env
 from osw_studio.envs.guest_client import GuestClient
-from osw_studio.envs.local import LocalEnv, LocalProvider, free_port, is_alive
+from osw_studio.envs.local import LocalEnv, LocalProvider, is_alive
 from osw_studio.envs.remote import RemoteEnv
+from tests.fakes.desktop import Desktop
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -103,55 +101,12 @@ async def test_a_task_setup_launches_mousepad_and_xterm(local_env: LocalEnv, tmp
     assert (local_env.session.home / "notes.txt").read_text() == "hello from the host\n"
 
 
-def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,),
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        return xvfb, ":" + pipe.readline().strip()
-
-
-def start_guest(display: str, port: int, token: str, home: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "osw_studio.guest", "--display", display, "--host", "127.0.0.1"]
-    argv += ["--port", str(port), "--ready-file", str(home / "ready")]
-    return subprocess.Popen(
-        argv,
-        env={**os.environ, "OSW_GUEST_TOKEN": token, "DISPLAY": display, "HOME": str(home)},
-        start_new_session=True,  # so that the helpers it starts (D-Bus, AT-SPI) are stopped with it
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-async def test_check_env_passes_on_remote_env_at_a_guest_server_started_here(tmp_path: Path) -> None:
-    xvfb, display = start_xvfb()
-    guest = None
-    try:
-        token, port, ready = secrets.token_hex(8), free_port(), tmp_path / "ready"
-        guest = start_guest(display, port, token, tmp_path)
-        for _ in range(600):
-            if ready.exists() and "ready on" in ready.read_text():
-                break
-            assert guest.poll() is None, "the guest server exited"
-            await asyncio.sleep(0.05)
-        url = f"http://127.0.0.1:{port}"
-        async with await RemoteEnv.open(url, token) as env:
-            assert await check_env(env) == ["reset", "observe", "click", "typing (Unicode)"]
-        async with GuestClient(url, "not-the-token") as wrong:
-            with pytest.raises(GuestError, match="wrong token"):
-                await wrong.screen_size()
-    finally:
-        if guest is not None:
-            os.killpg(guest.pid, signal.SIGTERM)
-            guest.wait(timeout=10)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(guest.pid, signal.SIGKILL)
-        xvfb.terminate()
-        xvfb.wait(timeout=10)
+async def test_check_env_passes_on_remote_env_at_a_guest_server_started_here(desktop: Desktop) -> None:
+    async with await RemoteEnv.open(desktop.url, desktop.token) as env:
+        assert await check_env(env) == ["reset", "observe", "click", "typing (Unicode)"]
+    async with GuestClient(desktop.url, "not-the-token") as wrong:
+        with pytest.raises(GuestError, match="wrong token"):
+            await wrong.screen_size()
 
 
 async def test_processes_are_gone_after_close(local_env: LocalEnv) -> None:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from osw_studio import __version__
+from tests.fakes.desktop import start_xvfb, stop
 from tests.packaging.conftest import ROOT, opens_and_closes_window, run, user_env
 
 pytestmark = pytest.mark.slow
@@ -85,22 +86,11 @@ def test_bundle_finds_its_resources_and_writes_parquet(bundle: Path, tmp_path: P
 def display() -> Iterator[str]:
     if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed")
-    read_fd, write_fd = os.pipe()
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x720x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,),
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
+    xvfb, display = start_xvfb((1280, 720))
     try:
-        assert number, "Xvfb did not start"
-        yield f":{number}"
+        yield display
     finally:
-        os.killpg(xvfb.pid, signal.SIGTERM)
-        xvfb.wait(timeout=10)
+        stop(xvfb)
 
 
 # The two ways a guest server is started: by a person, and by the local provider (`<python> -m ...`).

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from osw_studio.actions import parse_reply
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.task import Task
 from osw_studio.envs.local import LocalEnv, LocalProvider
+from tests.fakes.desktop import start_guest, start_xvfb, stop, wait_ready
 from tests.runner.conftest import ROOT
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(120)]
@@ -129,34 +129,17 @@ def test_model_output_that_tries_to_run_code_is_refused_and_never_runs(tmp_path:
 
 def test_the_guest_server_binds_loopback_and_needs_a_token_by_default(tmp_path: Path) -> None:
     """``python -m osw_studio.guest`` with no --host and no --token: 127.0.0.1 only, a fresh token."""
-    xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    xvfb, display = start_xvfb((640, 480))
     server: subprocess.Popen[bytes] | None = None
     log_file = open(tmp_path / "guest.log", "wb")  # noqa: SIM115 - closed at the end
     try:
-        assert xvfb.stdout is not None
-        display = ":" + xvfb.stdout.readline().decode().strip()
         ready = tmp_path / "ready"
         env = {k: v for k, v in os.environ.items() if k != "OSW_GUEST_TOKEN"} | {"HOME": str(tmp_path)}
-        argv = [sys.executable, "-m", "osw_studio.guest", "--display", display, "--port", "0"]
-        server = subprocess.Popen(
-            [*argv, "--ready-file", str(ready)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log_file,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            log = (tmp_path / "guest.log").read_text()
-            assert server.poll() is None and time.monotonic() < deadline, f"the guest did not start: {log}"
-            time.sleep(0.05)
-        line = ready.read_text().strip()
-        url, token = line.split(" on ")[1].split(" token=")
+        server = start_guest(display, ready, env=env, stdout=subprocess.DEVNULL, stderr=log_file)
+        try:
+            url, token = wait_ready(server, ready)
+        except RuntimeError:
+            pytest.fail(f"the guest did not start: {(tmp_path / 'guest.log').read_text()}")
         assert url.startswith("http://127.0.0.1:")
         assert len(token) >= 24 and token != "none"
         port = int(url.rsplit(":", 1)[1])
@@ -170,8 +153,5 @@ def test_the_guest_server_binds_loopback_and_needs_a_token_by_default(tmp_path: 
     finally:
         for process in (server, xvfb):
             if process is not None:
-                process.kill()
-                process.wait(10)
-        if xvfb.stdout is not None:
-            xvfb.stdout.close()
+                stop(process)
         log_file.close()
