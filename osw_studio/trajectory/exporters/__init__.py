@@ -12,9 +12,12 @@ Examples:
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from osw_studio.core.errors import ExportError
-from osw_studio.trajectory.exporters.base import Exporter
+
+if TYPE_CHECKING:  # the base module imports pydantic and the core models: not for listing formats
+    from osw_studio.trajectory.exporters.base import Exporter
 
 EXPORTERS: dict[str, str] = {
     "osworld": "osw_studio.trajectory.exporters.osworld:OsworldExporter",
