@@ -10,41 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import struct
 from typing import Any
 
 from osw_studio.core.actions import Click, Typing
 from osw_studio.core.errors import GuestError
 from osw_studio.core.observation import Observation
 from osw_studio.envs.base import Env
+from osw_studio.trajectory.layout import image_size
 
 UNICODE_TEXT = "Hello, Ünïcode € 日本 ok"
 ASCII_TEXT = "Hello, ASCII ~!@#$%^&*()_+ ok"
-
-
-def image_size(data: bytes) -> tuple[int, int]:
-    r"""``(width, height)`` of PNG or JPEG bytes, read from their headers.
-
-    >>> header = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR"
-    >>> image_size(header + (640).to_bytes(4, "big") + (480).to_bytes(4, "big"))
-    (640, 480)
-    """
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
-        width, height = struct.unpack(">II", data[16:24])
-        return int(width), int(height)
-    if data[:2] == b"\xff\xd8":
-        i = 2
-        while i + 9 < len(data):
-            if data[i] != 0xFF:
-                i += 1
-                continue
-            marker = data[i + 1]
-            length = int.from_bytes(data[i + 2 : i + 4], "big")
-            if marker in {0xC0, 0xC1, 0xC2, 0xC3}:
-                height, width = struct.unpack(">HH", data[i + 5 : i + 9])
-                return int(width), int(height)
-            i += 2 + length
-    raise ValueError("not a PNG or JPEG image")
 
 
 def _fail(check: str, message: str) -> GuestError:
@@ -56,10 +31,9 @@ def _check_observation(obs: Any, env: Env, check: str) -> None:
         raise _fail(check, f"expected an Observation, got {type(obs).__name__}")
     if obs.size != env.screen_size:
         raise _fail(check, f"observation size {obs.size} differs from the screen size {env.screen_size}")
-    try:
-        size = image_size(obs.screenshot)
-    except ValueError:
-        raise _fail(check, "the screenshot is not a PNG or JPEG image") from None
+    size = image_size(obs.screenshot)
+    if size is None:
+        raise _fail(check, "the screenshot is not a PNG or JPEG image")
     if size != env.screen_size:
         raise _fail(check, f"the screenshot is {size[0]}x{size[1]}, the screen {env.screen_size}")
 
