@@ -59,7 +59,9 @@ __all__ = [
     "MODIFIERS",
     "DemoStep",
     "InputEvent",
+    "near",
     "reduce_events",
+    "wheel_clicks",
 ]
 
 DRAG_THRESHOLD = 4
@@ -145,14 +147,19 @@ def _ordered(mods: Iterable[str]) -> list[str]:
     return [m for m in MODIFIERS if m in held]
 
 
-def _near(a: tuple[int, int], b: tuple[int, int]) -> bool:
+def near(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two guest pixels are the same spot for a click (closer than :data:`DRAG_THRESHOLD`).
+
+    >>> near((10, 10), (13, 7)), near((10, 10), (14, 10))
+    (True, False)
+    """
     return max(abs(a[0] - b[0]), abs(a[1] - b[1])) < DRAG_THRESHOLD
 
 
-def _notches(delta: int) -> int:
+def wheel_clicks(delta: int) -> int:
     """Wheel clicks for an angle delta; a fraction of a notch (touchpads) still scrolls one.
 
-    >>> _notches(240), _notches(-30), _notches(0)
+    >>> wheel_clicks(240), wheel_clicks(-30), wheel_clicks(0)
     (2, -1, 0)
     """
     if delta == 0:
@@ -213,7 +220,7 @@ class _Reducer:
         if w is None:
             return
         (x, y), dx, dy, _, frame = w
-        nx, ny = _notches(dx), _notches(dy)
+        nx, ny = wheel_clicks(dx), wheel_clicks(dy)
         if nx or ny:
             self.out.append((Scroll(dx=nx, dy=ny, x=x, y=y), frame))
 
@@ -250,7 +257,7 @@ class _Reducer:
             c is not None
             and e.button == "left"
             and c.count < 3
-            and _near(c.point, point)
+            and near(c.point, point)
             and e.t - c.released <= self.double_click
         )
         if not joins:
@@ -262,7 +269,7 @@ class _Reducer:
         if p is None or p.button != e.button:
             return
         end = (e.x, e.y) if e.x is not None and e.y is not None else p.end
-        if not _near(p.start, end):
+        if not near(p.start, end):
             self.flush_clicks()
             drag = DragTo(x=end[0], y=end[1], start_x=p.start[0], start_y=p.start[1], button=p.button)
             self.emit_with_modifiers(drag, p.modifiers, p.frame)
@@ -289,7 +296,7 @@ class _Reducer:
         point = (e.x, e.y)
         w = self.wheel
         same_way = w is not None and (w[1] * e.dx >= 0 and w[2] * e.dy >= 0)
-        if w is not None and same_way and _near(w[0], point) and e.t - w[3] <= SCROLL_GAP_SECONDS:
+        if w is not None and same_way and near(w[0], point) and e.t - w[3] <= SCROLL_GAP_SECONDS:
             self.wheel = (w[0], w[1] + e.dx, w[2] + e.dy, e.t, w[4])
         else:
             self.flush_wheel()

@@ -23,9 +23,7 @@ from osw_studio.core.actions import (
     TripleClick,
     Typing,
 )
-
-DRAG_THRESHOLD = 4
-"""Guest pixels the pointer must travel between press and release for a drag instead of a click."""
+from osw_studio.tasks.demonstration import near, wheel_clicks
 
 _KEY_NAMES: dict[int, str] = {
     Qt.Key.Key_Return: "enter",
@@ -128,8 +126,7 @@ def release_action(button: MouseButton, press: tuple[int, int], release: tuple[i
     >>> release_action("right", (10, 10), (10, 10))
     RightClick(kind='right_click', x=10, y=10)
     """
-    dx, dy = release[0] - press[0], release[1] - press[1]
-    if max(abs(dx), abs(dy)) >= DRAG_THRESHOLD:
+    if not near(press, release):
         return DragTo(x=release[0], y=release[1], start_x=press[0], start_y=press[1], button=button)
     if button == "right":
         return RightClick(x=press[0], y=press[1])
@@ -164,14 +161,7 @@ def wheel_action(angle_x: int, angle_y: int, point: tuple[int, int]) -> Action |
     >>> wheel_action(0, 0, (5, 6)) is None
     True
     """
-
-    def clicks(delta: int) -> int:
-        if delta == 0:
-            return 0
-        n = round(delta / 120)
-        return n if n else (1 if delta > 0 else -1)
-
-    dx, dy = clicks(angle_x), clicks(angle_y)
+    dx, dy = wheel_clicks(angle_x), wheel_clicks(angle_y)
     if not dx and not dy:
         return None
     return Scroll(dx=dx, dy=dy, x=point[0], y=point[1])

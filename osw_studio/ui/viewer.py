@@ -28,10 +28,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from osw_studio.core.actions import Action, Click, DoubleClick, MouseButton
+from osw_studio.tasks.demonstration import near
 from osw_studio.ui.frames import FpsMeter, FrameStream
 from osw_studio.ui.geometry import Rect, fit_rect, screen_to_widget, widget_to_screen
 from osw_studio.ui.input_map import (
-    DRAG_THRESHOLD,
     button_name,
     double_click_action,
     key_action,
@@ -170,7 +170,7 @@ class ScreenCanvas(QWidget):
         held = self._held_click
         if held is None or point is None or held.x is None or held.y is None:
             return False
-        return max(abs(point[0] - held.x), abs(point[1] - held.y)) < DRAG_THRESHOLD
+        return near(point, (held.x, held.y))
 
     def _count_click(self, point: tuple[int, int]) -> None:
         """One more left click at ``point``: held as a click or double-click, sent at once as a triple."""
