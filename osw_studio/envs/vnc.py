@@ -231,7 +231,7 @@ class VncClient:
         where = f"vnc://{target}"
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(target.host, target.port), seconds
+                asyncio.open_connection(target.host, target.port, limit=2**22), seconds
             )
         except ConnectionRefusedError as exc:
             raise GuestError(
