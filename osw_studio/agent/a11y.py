@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-_NS = "https://accessibility.ubuntu.example.org/ns/"
-STATE = "{" + _NS + "state}"
-COMPONENT = "{" + _NS + "component}"
-ATTRIBUTES = "{" + _NS + "attributes}"
-VALUE = "{" + _NS + "value}"
+from osw_studio.guest.atspi_dump import NAMESPACES
+
+STATE = "{" + NAMESPACES["st"] + "}"
+COMPONENT = "{" + NAMESPACES["cp"] + "}"
+ATTRIBUTES = "{" + NAMESPACES["attr"] + "}"
+VALUE = "{" + NAMESPACES["val"] + "}"
 
 HEADER = "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
 

@@ -12,6 +12,7 @@ from rapidfuzz import fuzz
 
 from osw_studio.evaluation.registry import Verdict, metric
 from osw_studio.evaluation.rules import match_value_to_rule
+from osw_studio.guest.atspi_dump import NAMESPACES
 
 
 def _read(path: str) -> str:
@@ -241,18 +242,6 @@ def run_sqlite3(result: str, rules: dict[str, Any]) -> float:
     return float((row[0] if row else 0) or 0)
 
 
-_A11Y_NS = {
-    "st": "https://accessibility.ubuntu.example.org/ns/state",
-    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
-    "cp": "https://accessibility.ubuntu.example.org/ns/component",
-    "doc": "https://accessibility.ubuntu.example.org/ns/document",
-    "docattr": "https://accessibility.ubuntu.example.org/ns/document/attributes",
-    "txt": "https://accessibility.ubuntu.example.org/ns/text",
-    "val": "https://accessibility.ubuntu.example.org/ns/value",
-    "act": "https://accessibility.ubuntu.example.org/ns/action",
-}
-
-
 @metric("check_accessibility_tree")
 def check_accessibility_tree(result: str, rules: list[dict[str, Any]]) -> Verdict:
     """Each rule selects elements (``xpath`` or CSS ``selectors``) and optionally checks their ``text``.
@@ -267,9 +256,9 @@ def check_accessibility_tree(result: str, rules: list[dict[str, Any]]) -> Verdic
     total = 1.0
     for rule in rules:
         if "xpath" in rule:
-            elements = tree.xpath(rule["xpath"], namespaces=_A11Y_NS)
+            elements = tree.xpath(rule["xpath"], namespaces=NAMESPACES)
         elif "selectors" in rule:
-            elements = CSSSelector(", ".join(rule["selectors"]), namespaces=_A11Y_NS)(tree)
+            elements = CSSSelector(", ".join(rule["selectors"]), namespaces=NAMESPACES)(tree)
         else:
             raise ValueError("an accessibility rule needs xpath or selectors")
         if not elements:
