@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 
 from osw_studio.cli import main
 from osw_studio.cli.model import EXIT_CODES
+from osw_studio.envs.local import free_port
 from tests.fakes.memory_keyring import MemoryKeyring
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 
@@ -117,9 +117,7 @@ def test_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str], openai_serv
 def test_connection_refused_and_tls(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], openai_server: FakeOpenAIServer
 ) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # free, so nothing listens there
     code, _, err = check(tmp_path, capsys, base_url=f"http://127.0.0.1:{port}/v1", model="m")
     assert code == 9 and "connection refused" in err
     https = openai_server.base_url.replace("http://", "https://")

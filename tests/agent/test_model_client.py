@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import socket
 
 import pytest
 
 from osw_studio.agent.errors import ModelCallError
 from osw_studio.agent.model_client import ModelClient, token_entropy
 from osw_studio.core.errors import ModelError
+from osw_studio.envs.local import free_port
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, TokenLogprob
 
 MESSAGES = [{"role": "user", "content": "Where is the Save button?"}]
@@ -176,9 +176,7 @@ async def test_invalid_json(openai_server: FakeOpenAIServer, stream: bool) -> No
 
 
 async def test_connection_refused() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # free, so nothing listens there
     error = await fail(ModelClient(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0))
     assert error.reason == "refused" and f"connection refused by 127.0.0.1:{port}" in str(error)
 

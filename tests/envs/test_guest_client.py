@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from osw_studio.core.errors import GuestError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
+from osw_studio.envs.local import free_port
 from tests.envs.fake_guest import FakeGuest, Reply, Request, json_reply
 
 FAST = RetryPolicy(attempts=3, delay=0.01)
@@ -78,9 +77,7 @@ async def test_a_wrong_token_says_so_and_is_not_retried(fake_guest: FakeGuest) -
 
 
 async def test_a_server_that_is_down_is_reported_with_what_to_do() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # closed again at once: nothing listens there
+    port = free_port()  # free, so nothing listens there
     async with GuestClient(f"http://127.0.0.1:{port}", retry=FAST) as client:
         with pytest.raises(GuestError, match="cannot connect") as caught:
             await client.screen_size()
