@@ -7,7 +7,6 @@ Each command is a subprocess on a fresh HOME with no key, pointed at the private
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from osw_studio.envs.docker_spec import LABEL
 from osw_studio.trajectory.store import RunStore
+from tests.fakes.machine import fresh_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -26,18 +26,10 @@ HELLO = ROOT / "tasks" / "os" / "write-hello-file.json"
 
 
 def osw(*args: str, home: Path, docker_url: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY") and k != "DISPLAY"}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-        DOCKER_HOST=docker_url,
-    )
     return subprocess.run(
         [sys.executable, "-m", "osw_studio", *args],
         cwd=ROOT,
-        env=env,
+        env=fresh_env(home, DOCKER_HOST=docker_url),
         capture_output=True,
         text=True,
         timeout=timeout,

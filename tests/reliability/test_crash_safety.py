@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import random
 import signal
 import subprocess
@@ -30,21 +29,11 @@ from osw_studio.envs.local import LocalEnv
 from osw_studio.runner.store import RunStoreWriter
 from osw_studio.trajectory.store import RunStore, iter_runs
 from tests.batch.suite import write_suite
+from tests.fakes.machine import fresh_env
 from tests.reliability.conftest import SEED, Budget
 from tests.runner.conftest import ROOT
 
 pytestmark = [pytest.mark.xvfb]
-
-
-def batch_env(home: Path, token: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY") and k != "DISPLAY"}
-    return env | {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "OSW_GUEST_TOKEN": token,
-    }
 
 
 async def start_batch(suite: Path, out: Path, sandbox: LocalEnv, home: Path) -> asyncio.subprocess.Process:
@@ -52,7 +41,7 @@ async def start_batch(suite: Path, out: Path, sandbox: LocalEnv, home: Path) -> 
         *[sys.executable, "-m", "osw_studio", "eval", "run", str(suite), "--agent", "replay"],
         *["--provider", "remote", sandbox.url, "--out", str(out), "--resume", "--recycle", "error"],
         cwd=ROOT,
-        env=batch_env(home, sandbox.token),
+        env=fresh_env(home, OSW_GUEST_TOKEN=sandbox.token),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -13,24 +13,13 @@ from pathlib import Path
 import pytest
 
 from osw_studio.trajectory.store import RunStore
+from tests.fakes.machine import fresh_env
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.runner.conftest import ROOT, TASKS
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(180)]
 
 HELLO = TASKS / "os" / "write-hello-file.json"
-
-
-def fresh_env(home: Path) -> dict[str, str]:
-    """The environment of a fresh machine: an empty HOME and config dir, no key anywhere."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY") and k != "DISPLAY"}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-    )
-    return env
 
 
 def osw(
@@ -116,7 +105,7 @@ def test_kill_9_mid_episode_keeps_every_completed_step(tmp_path: Path) -> None:
             json.dumps({"model_provider": {"base_url": server.base_url, "model": "test-model"}})
         )
         out = tmp_path / "runs"
-        env = fresh_env(tmp_path) | {"OSW_STUDIO_API_KEY": "sk-test"}
+        env = fresh_env(tmp_path, OSW_STUDIO_API_KEY="sk-test")
         child = subprocess.Popen(
             [
                 sys.executable,
