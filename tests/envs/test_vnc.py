@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from osw_studio.core.errors import GuestError
+from osw_studio.envs.local import free_port
 from osw_studio.envs.vnc import VncClient, VncFrame, VncTarget, vnc_auth_response
 from tests.fakes.vnc_server import (
     VncDisplay,
-    free_port,
     store_password,
     vnc_locked_port,
     vnc_open_port,

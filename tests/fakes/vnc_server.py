@@ -5,10 +5,7 @@ Each process runs in its own process group and is stopped by that group's id.
 
 from __future__ import annotations
 
-import os
 import selectors
-import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from osw_studio.envs.local import free_port
+from tests.fakes.desktop import start, start_xvfb, stop
 
 PAINT = """
 import sys
@@ -43,44 +43,14 @@ class VncDisplay:
         subprocess.run([sys.executable, "-c", PAINT, self.display, rgb.lstrip("#")], check=True, timeout=10)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def free_port() -> int:
-    """A port free on 127.0.0.1 right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def xvfb(size: tuple[int, int] = (640, 480)) -> Iterator[VncDisplay]:
     """A private Xvfb display (its number chosen by Xvfb)."""
-    read_fd, write_fd = os.pipe()
-    process = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{size[0]}x{size[1]}x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,),
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        number = pipe.readline().strip()
+    process, display = start_xvfb(size)
     try:
-        if not number:
-            pytest.fail("Xvfb did not start")
-        yield VncDisplay(f":{number}", size)
+        yield VncDisplay(display, size)
     finally:
-        _stop(process)
+        stop(process)
 
 
 @contextmanager
@@ -90,9 +60,7 @@ def x11vnc(display: VncDisplay, password_file: Path | None = None) -> Iterator[i
     auth = ["-rfbauth", str(password_file)] if password_file else ["-nopw"]
     command = ["x11vnc", "-display", display.display, "-rfbport", str(port), "-localhost", *auth]
     command += ["-forever", "-shared", "-quiet", "-noxrecord", "-nowf"]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    process = start(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert process.stdout is not None
         with selectors.DefaultSelector() as sel:
@@ -102,9 +70,7 @@ def x11vnc(display: VncDisplay, password_file: Path | None = None) -> Iterator[i
             pytest.fail(f"x11vnc did not listen on port {port}")
         yield port
     finally:
-        _stop(process)
-        if process.stdout is not None:
-            process.stdout.close()
+        stop(process)
 
 
 def store_password(path: Path, password: str) -> Path:
