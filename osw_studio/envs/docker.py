@@ -35,6 +35,7 @@ from osw_studio.envs.base import Env
 from osw_studio.envs.docker_daemon import connect_docker, port_is_bound
 from osw_studio.envs.docker_spec import DockerGuestConfig
 from osw_studio.envs.guest_client import Capabilities, GuestClient, RetryPolicy
+from osw_studio.envs.ready import parse_ready
 from osw_studio.envs.remote import RemoteEnv
 from osw_studio.envs.setup import SetupOptions
 
@@ -342,9 +343,9 @@ class DockerEnv(Env):
     async def _wait_ready_line(self, token: str | None) -> int:
         deadline = time.monotonic() + self.config.timeout
         while True:
-            port = spec.ready_port(await asyncio.to_thread(self._logs))
-            if port:
-                return port
+            ready = parse_ready(await asyncio.to_thread(self._logs))
+            if ready:
+                return ready.port
             if await self._exited():
                 raise self._not_ready("the guest container exited at start", token)
             if time.monotonic() > deadline:

@@ -198,23 +198,6 @@ def studio_run_kwargs(
     }
 
 
-def ready_port(logs: str) -> int | None:
-    r"""The port in the guest server's ready line, once the log holds it.
-
-    >>> ready_port("Openbox-Message: ...\nosw-studio guest ready on http://127.0.0.1:41234 token=x\n")
-    41234
-    >>> ready_port("starting") is None
-    True
-    """
-    for line in logs.splitlines():
-        if line.startswith("osw-studio guest ready on http://") and " token=" in line:
-            address = line.split("ready on ", 1)[1].split(" ", 1)[0]
-            port = urlsplit(address).port
-            if port:
-                return port
-    return None
-
-
 def log_tail(logs: str, secret: str | None = None, lines: int = 12) -> str:
     r"""The last lines of a container's log for an error message, with ``secret`` masked.
 

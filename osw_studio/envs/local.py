@@ -2,7 +2,8 @@
 
 Per env it starts, in order: Xvfb on a free display number (``-displayfd``), then openbox and a D-Bus
 session bus (``dbus-daemon --print-address``), then AT-SPI's bus launcher (for the accessibility tree)
-and the guest server (``python -m osw_studio.guest``) on a free 127.0.0.1 port with a random token
+and the guest server (``python -m osw_studio.guest --port 0``: it binds a free 127.0.0.1 port itself and
+names it in its ready line) with a random token
 (given through ``OSW_GUEST_TOKEN``, so it never shows in ``ps``). The env is ready when the guest
 server writes its ``--ready-file``.
 
@@ -41,6 +42,7 @@ from typing import IO, Any
 
 from osw_studio.core.errors import GuestError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
+from osw_studio.envs.ready import ReadyLine, parse_ready
 from osw_studio.envs.remote import RemoteEnv
 from osw_studio.envs.setup import SetupOptions
 
@@ -145,13 +147,12 @@ def _ensure_x11_dir() -> None:
         x11.chmod(0o1777)
 
 
-def _ready_line(path: Path) -> str | None:
-    """The guest server's ready line, once it has written all of it."""
+def _read_ready(path: Path) -> ReadyLine | None:
+    """The guest server's ready line from its ready file, once it has written all of it."""
     try:
-        line = path.read_text(errors="replace").strip()
+        return parse_ready(path.read_text(errors="replace"))
     except OSError:
         return None
-    return line if " ready on " in line and "token=" in line else None
 
 
 class LocalSession:
@@ -345,14 +346,14 @@ class LocalSession:
         assert proc.stdout is not None
         return await self.read_line(proc.stdout.fileno(), "dbus", limit)
 
-    async def wait_ready_file(self, path: Path, name: str, limit: float) -> str:
+    async def wait_ready_file(self, path: Path, name: str, limit: float) -> ReadyLine:
         """Wait for the guest server's ready line (polling the file it writes once)."""
         proc = self.processes[name]
         deadline = time.monotonic() + limit
         while True:
-            line = _ready_line(path)
-            if line:
-                return line
+            ready = _read_ready(path)
+            if ready:
+                return ready
             if proc.poll() is not None:
                 raise GuestError(
                     f"the guest server exited at start (code {proc.returncode}): {self.log_tail(name)}",
@@ -501,14 +502,15 @@ class LocalProvider:
         if self.atspi:
             session.spawn("atspi", [AT_SPI_LAUNCHER, "--launch-immediately"], env_vars)
         token = secrets.token_urlsafe(24)
-        port = free_port()
-        ready = session.tmp / "guest.ready"
+        ready_file = session.tmp / "guest.ready"
         ready_inside = f"{session.tmp_inside}/guest.ready"
         argv = [self.python, "-m", "osw_studio.guest", "--display", session.display]
-        argv += ["--host", "127.0.0.1", "--port", str(port), "--ready-file", ready_inside]
+        # Port 0: the server binds a free port itself and names it in its ready line. A port picked
+        # here and handed over could be taken in between (e.g. by an env starting in parallel).
+        argv += ["--host", "127.0.0.1", "--port", "0", "--ready-file", ready_inside]
         session.spawn("guest", argv, {**env_vars, "OSW_GUEST_TOKEN": token})
-        await session.wait_ready_file(ready, "guest", timeout)
-        client = GuestClient(f"http://127.0.0.1:{port}", token, retry=retry, **client_options)
+        ready = await session.wait_ready_file(ready_file, "guest", timeout)
+        client = GuestClient(f"http://127.0.0.1:{ready.port}", token, retry=retry, **client_options)
         env = LocalEnv(client, session, setup=setup)
         try:
             await env.connect()

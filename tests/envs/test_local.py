@@ -15,6 +15,7 @@ import pytest
 
 from osw_studio.core.errors import GuestError
 from osw_studio.core.task import Task
+from osw_studio.envs import local
 from osw_studio.envs.check import check_env
 from osw_studio.envs.guest_client import GuestClient
 from osw_studio.envs.local import LocalEnv, LocalProvider, is_alive
@@ -40,11 +41,17 @@ async def local_env() -> AsyncIterator[LocalEnv]:
     await env.close()
 
 
-async def test_check_env_passes_on_two_local_envs_side_by_side() -> None:
+async def test_check_env_passes_on_two_local_envs_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_free_port() -> int:
+        raise AssertionError("the guest server picks its own port (--port 0); none is picked for it")
+
+    # A port picked by the provider and handed over could be taken before the server binds it.
+    monkeypatch.setattr(local, "free_port", no_free_port)
     provider = LocalProvider(screen=(1280, 800))
     first, second = await asyncio.gather(provider.create(), provider.create())
     try:
         assert first.display != second.display and first.url != second.url
+        assert first.url.startswith("http://127.0.0.1:") and second.url.startswith("http://127.0.0.1:")
         assert first.capabilities is not None and first.capabilities.unicode_typing
         passed = await check_env(first)
         assert passed == ["reset", "observe", "click", "typing (Unicode)"]

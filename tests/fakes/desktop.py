@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
+from osw_studio.envs.ready import parse_ready
+
 
 @dataclass
 class Desktop:
@@ -119,8 +121,10 @@ def wait_ready(server: subprocess.Popen[bytes], ready: Path, seconds: float = 30
         if server.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError("the guest server did not get ready")
         time.sleep(0.05)
-    url, token = ready.read_text().strip().split(" on ")[1].split(" token=")
-    return url, token
+    announced = parse_ready(ready.read_text())
+    if announced is None:
+        raise RuntimeError(f"the guest server wrote no ready line: {ready.read_text()!r}")
+    return announced.url, announced.token or "none"
 
 
 @pytest.fixture(scope="session")
