@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from osw_studio.runner.batch import Batch, BatchProgress, Worker
-    from osw_studio.runner.slot import SlotConfig
+    from osw_studio.runner.batch import Batch, BatchProgress
+    from osw_studio.runner.suite import SuitePlan
     from osw_studio.runner.summary import TaskOutcome
-    from osw_studio.tasks.load import TaskEntry
 
-AGENTS = ("replay", "osworld", "uitars")
+AGENTS = ("replay", "osworld", "uitars")  # as runner.suite.AGENTS, which --help need not import
 
 
 def register_run(sub: Any) -> None:
@@ -123,118 +122,41 @@ def _stats(args: argparse.Namespace) -> int:
 # --- eval run --------------------------------------------------------------------------------------
 
 
-def _load_suite(suite: str, domains: list[str] | None) -> list[TaskEntry]:
-    from osw_studio.core.errors import TaskError
-    from osw_studio.tasks.load import load_tasks
-
-    if not Path(suite).exists():
-        raise TaskError("no such suite", where=suite, hint="give an index JSON or a folder of task files")
-    report = load_tasks([suite])
-    for error in report.errors:
-        print(f"skipped: {error}", file=sys.stderr)
-    entries = [e for e in report.entries if not domains or e.domain in domains]
-    if not entries:
-        where = f"{suite} (domains {', '.join(domains)})" if domains else suite
-        raise TaskError("the suite has no tasks to run", where=where, hint="check the suite and --domain")
-    return entries
-
-
 def _run(args: argparse.Namespace) -> int:
-    from osw_studio.agent.registry import agent_class
-    from osw_studio.core.errors import SettingsError
-    from osw_studio.envs.choice import parse_provider
-    from osw_studio.envs.registry import load_provider
-    from osw_studio.envs.setup import SetupOptions
-    from osw_studio.runner.episode import EpisodeConfig
-    from osw_studio.runner.slot import AgentMaker, EnvMaker, SlotConfig
-    from osw_studio.runner.summary import BatchSummary
+    from osw_studio.runner.suite import SuiteRequest, plan_suite
     from osw_studio.settings import load_settings
-    from osw_studio.settings.secrets import find_api_key, guest_token
 
     settings = load_settings(args.config)
     for notice in settings.notices:
         print(notice, file=sys.stderr)
-    profile = settings.resolve_profile(args.profile)
-    if args.agent:
-        profile = profile.model_copy(update={"agent": args.agent})
-    if profile.agent not in AGENTS:
-        agent_class(profile.agent)  # an unknown kind says so; a known one (human) cannot run unattended
-        raise SettingsError(
-            f"the {profile.agent!r} agent cannot run a suite unattended",
-            hint=f"use --agent {', '.join(AGENTS)} (or `osw-studio run` to act yourself)",
-        )
-    entries = _load_suite(args.suite, args.domain)
-    choice = parse_provider(args.provider)
-    provider = choice.provider
-    load_provider(provider)  # a provider that cannot load says so now, not once per task
-    per_env = choice.env_options(args.envs, screen=settings.evaluation.screen_resolution, token=guest_token)
-    api_key = None
-    secrets: tuple[str, ...] = ()
-    if profile.agent != "replay":
-        api_key = find_api_key(profile).value
-    tokens = {options["token"] for options in per_env if options.get("token")}
-    secrets = tuple(s for s in (api_key, *sorted(tokens)) if s)
-    max_steps = args.max_steps or settings.evaluation.max_steps
-    for options in per_env:
-        options["setup"] = SetupOptions()
-    config = SlotConfig(
-        episode=EpisodeConfig(
-            max_steps=max_steps,
-            observe_accessibility=profile.observation_type != "screenshot" and profile.agent == "osworld",
-        ),
+    request = SuiteRequest(
+        suite=args.suite,
+        profile=args.profile,
+        agent=args.agent,
+        provider=args.provider,
+        envs=args.envs,
+        out=args.out,
+        max_steps=args.max_steps,
+        domains=args.domain,
+        resume=args.resume,
         task_timeout=args.task_timeout,
-        recycle=args.recycle or ("task" if provider == "local" else "error"),
-        run_meta={
-            "provider": provider,
-            "action_space": profile.action_space,
-            "observation_type": profile.observation_type,
-            "settings": settings.model_dump(mode="json"),
-        },
-        secrets=secrets,
-    )
-    model = "replay" if profile.agent == "replay" else profile.model
-    out = Path(args.out or settings.evaluation.output_dir or "results")
-    info = BatchSummary(
-        suite=str(args.suite),
-        agent=profile.agent,
-        model=model,
-        provider=provider,
+        recycle=args.recycle,
         backend=args.backend,
-        max_steps=max_steps,
+        address=args.address,
     )
-    agents = AgentMaker(profile, api_key)
-    makers = [EnvMaker(provider, options) for options in per_env]
-    return asyncio.run(_session(args, entries, out, info, makers, agents, config))
+    plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
+    return asyncio.run(_session(plan))
 
 
-async def _session(
-    args: argparse.Namespace,
-    entries: list[TaskEntry],
-    out: Path,
-    info: Any,
-    makers: list[Any],
-    agents: Any,
-    config: SlotConfig,
-) -> int:
-    from osw_studio.runner.batch import Batch
-    from osw_studio.runner.slot import EnvSlot
-    from osw_studio.runner.summary import RUNS_DIR, compute_stats, format_stats
+async def _session(plan: SuitePlan) -> int:
+    from osw_studio.runner.summary import compute_stats, format_stats
 
-    workers: list[Worker]
-    if args.backend == "ray":
-        from osw_studio.runner.ray_backend import connect, ray_workers
-
-        connect(args.address)
-        workers = list(ray_workers(makers, agents, config, out / RUNS_DIR))
-    else:
-        workers = [
-            EnvSlot(f"env-{i}", maker, agents, out / RUNS_DIR, config) for i, maker in enumerate(makers, 1)
-        ]
-    batch = Batch(entries, out, workers, info=info, resume=args.resume)
+    batch = plan.batch()
+    entries, out, workers = plan.entries, plan.out, batch.workers
     todo = batch.pending()
     if batch.skipped:
         print(f"resuming: {batch.skipped} of {len(entries)} tasks already scored, {len(todo)} to run")
-    print(f"{len(todo)} tasks on {len(workers)} {info.provider} env(s), results in {out}", flush=True)
+    print(f"{len(todo)} tasks on {len(workers)} {plan.provider} env(s), results in {out}", flush=True)
     bar = ProgressBar(batch, sys.stderr)
     loop = asyncio.get_running_loop()
     stopped = False
