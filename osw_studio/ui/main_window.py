@@ -37,13 +37,18 @@ from osw_studio.ui.services import Services
 from osw_studio.ui.settings_dialog import SettingsDialog
 from osw_studio.ui.status import RunStatusBar
 from osw_studio.ui.step_inspector import StepInspector
+from osw_studio.ui.suite_run import SuiteProgress, SuiteRun
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
 from osw_studio.ui.viewer import TAKEOVER_KEY, VmViewer
 
 if TYPE_CHECKING:
+    from osw_studio.runner.batch import Batch, BatchProgress
+    from osw_studio.runner.suite import SuitePlan
+    from osw_studio.runner.summary import BatchSummary, TaskOutcome
     from osw_studio.ui.authoring import AuthoringWindow
     from osw_studio.ui.export_dialog import ExportDialog
+    from osw_studio.ui.suite_dialog import SuiteDialog
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +102,7 @@ class MainWindow(QMainWindow):
         self.qsettings = qsettings or QSettings("osw-studio", "osw-studio")
         self.reporter = reporter or ErrorReporter(self)
         self.controller: RunController | None = None
+        self.suite_run: SuiteRun | None = None
         self._results = last_results(services.runs_dir)
         self._starting = False
         self._history_run: RunStore | None = None
@@ -111,6 +117,9 @@ class MainWindow(QMainWindow):
         self.results = ResultsView()
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
+        self.suite_progress = SuiteProgress()
+        self.suite_progress.stop_button.clicked.connect(self.stop_suite)
+        self.status.addPermanentWidget(self.suite_progress)
         self.status.set_env(services.env_description())
         self.status.set_model(services.settings.resolve_profile().model)
 
@@ -177,6 +186,7 @@ class MainWindow(QMainWindow):
         self.save_layout()
         if self.controller is not None and self.controller.running:
             self.controller.stop()
+        self.stop_suite()
         super().closeEvent(event)
 
     # --- toolbar and shortcuts ----------------------------------------------------------------------
@@ -236,6 +246,9 @@ class MainWindow(QMainWindow):
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         file_menu.addSeparator()
         file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
+        run_menu = self.menuBar().addMenu("&Run")
+        self.suite_action = run_menu.addAction("Evaluate suite…", self.open_suite_dialog)
+        self.stop_suite_action = run_menu.addAction("Stop suite", self.stop_suite)
         view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
@@ -259,11 +272,14 @@ class MainWindow(QMainWindow):
         c = self.controller
         running = c is not None and c.running
         paused = running and c is not None and c.episode.paused
-        self.run_action.setEnabled(not self._starting and (not running or paused))
+        suite = self.suite_running
+        self.run_action.setEnabled(not suite and not self._starting and (not running or paused))
         self.pause_action.setEnabled(running)
         self.pause_action.setChecked(bool(paused))
         self.step_action.setEnabled(running)
-        self.stop_action.setEnabled(running)
+        self.stop_action.setEnabled(running or suite)
+        self.suite_action.setEnabled(not suite and not running and not self._starting)
+        self.stop_suite_action.setEnabled(suite)
         self.takeover_action.setEnabled(running)
         gating = running and c is not None and c.episode.state == "gating"
         self.approve_action.setEnabled(gating)
@@ -282,6 +298,9 @@ class MainWindow(QMainWindow):
             if c.episode.paused:
                 c.episode.resume()
             return
+        if self.suite_running:
+            self.status.showMessage("A suite is running: stop it (Shift+F5) before running a task.", 5000)
+            return
         entry = self.tasks.current_entry()
         if entry is None:
             self.status.showMessage("Pick a task in the task browser first.", 5000)
@@ -290,7 +309,7 @@ class MainWindow(QMainWindow):
 
     async def start_run(self, entry: TaskEntry, mode: str | None = None) -> RunController | None:
         """Start ``entry`` in ``mode`` (default: the toolbar's); the controller, or None on error."""
-        if self._starting or (self.controller is not None and self.controller.running):
+        if self._starting or self.suite_running or (self.controller is not None and self.controller.running):
             return None
         self._starting = True
         self._update_actions()
@@ -378,9 +397,10 @@ class MainWindow(QMainWindow):
             self.controller.step_once()
 
     def stop(self) -> None:
-        """Shift+F5: stop the run."""
+        """Shift+F5: stop the run, or the suite."""
         if self.controller is not None and self.controller.running:
             self.controller.stop()
+        self.stop_suite()
 
     def toggle_takeover(self) -> None:
         """Ctrl+T: begin or end a takeover."""
@@ -496,6 +516,9 @@ class MainWindow(QMainWindow):
         if self.controller is not None and self.controller.running:
             self.controller.stop()
             await self.controller.wait()
+        if self.suite_run is not None:
+            self.suite_run.stop()
+            await self.suite_run.wait()
         while self._pending:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
         if self.authoring is not None:
@@ -587,6 +610,88 @@ class MainWindow(QMainWindow):
             self.results.set_folder(self.services.runs_dir)
         elif folder is not None and self.services.runs_dir.resolve().is_relative_to(folder.resolve()):
             self.results.refresh()
+
+    # --- suites -------------------------------------------------------------------------------------
+
+    @property
+    def suite_running(self) -> bool:
+        """Whether a suite evaluation is in progress (single-task runs wait for it, and vice versa)."""
+        return self.suite_run is not None and self.suite_run.running
+
+    def open_suite_dialog(self) -> SuiteDialog | None:
+        """Run › Evaluate suite…: ask for a suite, agent, envs and output folder, then run it."""
+        from osw_studio.ui.suite_dialog import SuiteDialog
+
+        if self.suite_running or self._starting or (self.controller is not None and self.controller.running):
+            self.status.showMessage("Stop the current run before evaluating a suite.", 5000)
+            return None
+        dialog = SuiteDialog(
+            self.services.settings,
+            self.services.runs_dir.parent / "suites",
+            env_options=self.services.env_options,
+            parent=self,
+        )
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.batch_ready.connect(self.start_suite)
+        dialog.open()
+        return dialog
+
+    def start_suite(self, plan: SuitePlan, batch: Batch) -> SuiteRun:
+        """Run ``batch`` on the loop; progress in the status bar, results in the Results dock."""
+        run = SuiteRun(batch, self)
+        self.suite_run = run
+        run.listen("progress_changed", self._on_suite_progress)
+        run.listen("task_finished", self._on_suite_task_finished)
+        run.listen("batch_finished", self._on_suite_finished)
+        run.listen("failed", self._on_suite_failed)
+        self.suite_progress.begin(len(plan.entries))
+        self.status.showMessage(
+            f"Evaluating {plan.info.suite}: {len(plan.entries)} tasks on {len(batch.workers)} "
+            f"{plan.provider} env(s), results in {plan.out}"
+        )
+        run.start().add_done_callback(lambda _task: self._on_suite_ended())
+        self._update_actions()
+        return run
+
+    def stop_suite(self) -> None:
+        """Stop the suite: no more tasks start; those in flight end as stopped (Resume runs them)."""
+        if self.suite_run is not None and self.suite_run.running:
+            self.suite_run.stop()
+            self.suite_progress.stopping()
+            self.status.showMessage("Stopping the suite: the tasks in flight end as stopped…")
+
+    def _on_suite_progress(self, progress: BatchProgress) -> None:
+        self.suite_progress.show_progress(progress)
+
+    def _on_suite_task_finished(self, outcome: TaskOutcome) -> None:
+        run = self.suite_run
+        if run is None:
+            return
+        if self.results.folder != run.batch.out:
+            self.show_results(run.batch.out)
+        else:
+            self.results.refresh()
+        score = "–" if outcome.score is None else f"{outcome.score:.2f}"
+        self.status.showMessage(f"{outcome.domain}/{outcome.task_id}: {outcome.status}, score {score}", 5000)
+
+    def _on_suite_finished(self, summary: BatchSummary) -> None:
+        run = self.suite_run
+        if run is None:
+            return
+        self.show_results(run.batch.out)
+        solved = sum(t.success for t in summary.tasks)
+        ended = "stopped" if run.stopped else "finished"
+        self.status.showMessage(
+            f"Suite {ended}: {solved} of {summary.tasks_total} tasks solved; results in {run.batch.out}"
+        )
+
+    def _on_suite_failed(self, error: BaseException) -> None:
+        self.reporter.report(error)
+        self.status.showMessage("The suite did not run.", 8000)
+
+    def _on_suite_ended(self) -> None:
+        self.suite_progress.hide()
+        self._update_actions()
 
     # --- settings -----------------------------------------------------------------------------------
 
