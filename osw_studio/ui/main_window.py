@@ -2,8 +2,9 @@
 
 It composes the views, owns the toolbar and shortcuts (Run F5, Pause Space, Step F10, Stop Shift+F5,
 Approve Enter, Take over Ctrl+T; mode auto / approve), and binds each new episode's
-:class:`~osw_studio.ui.run_controller.RunController` to the views. The dock layout is saved with
-QSettings and restored on the next launch.
+:class:`~osw_studio.ui.run_controller.RunController` to the views. Run › Evaluate suite… runs a whole
+suite through :class:`~osw_studio.ui.suite_run.SuiteRun` (one at a time, never beside a single run). The
+dock layout is saved with QSettings and restored on the next launch.
 """
 
 from __future__ import annotations
