@@ -315,7 +315,12 @@ class LocalSession:
         read_fd, write_fd = os.pipe()
         try:
             size = f"{screen[0]}x{screen[1]}x24"
-            argv = ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", size, "-nolisten", "tcp"]
+            # -noreset: else Xvfb resets whenever its last client disconnects and drops connections
+            # meanwhile; a client that opens and closes the display early (AT-SPI's launcher, the guest)
+            # could then make openbox's first connection fail, leaving the desktop with no window
+            # manager (seen under load as setup's activate_window finding no window).
+            argv = ["Xvfb", "-displayfd", str(write_fd), "-noreset", "-screen", "0", size]
+            argv += ["-nolisten", "tcp"]
             self.spawn("xvfb", argv, self.environment(), real_tmp=True, pass_fds=(write_fd,))
             os.close(write_fd)
             write_fd = -1

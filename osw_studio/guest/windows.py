@@ -4,6 +4,11 @@ Matching follows ``wmctrl``'s rules, which OSWorld's server relies on: by defaul
 substring of the title; ``strict`` compares the whole title case-sensitively; ``by_class`` matches the
 ``WM_CLASS`` (instance or class, or ``instance.class``) instead of the title.
 
+The windows are those the window manager lists (``_NET_CLIENT_LIST``), then any other top-level window
+that is on screen with a title: one the window manager has not taken yet (it lists a window a moment
+after it maps, later on a loaded machine) or that nothing manages (the window manager is gone). Those
+are raised and given the focus directly, as the window manager would.
+
 Examples:
     >>> w = WindowInfo(1, "notes.txt - Mousepad", "mousepad", "Mousepad")
     >>> matches(w, "MOUSEPAD"), matches(w, "Mousepad", strict=True), matches(w, "mousepad", by_class=True)
@@ -28,6 +33,8 @@ class WindowInfo:
     title: str
     instance: str
     wm_class: str
+    managed: bool = True
+    """Whether the window manager lists it (else it is a mapped top-level window it has not taken)."""
 
 
 def matches(window: WindowInfo, name: str, *, strict: bool = False, by_class: bool = False) -> bool:
@@ -56,10 +63,17 @@ class Windows:
         return xdisplay.Display(self._display_name)
 
     def all(self) -> list[WindowInfo]:
-        """Every window the window manager manages (``_NET_CLIENT_LIST``)."""
+        """The windows the window manager manages (``_NET_CLIENT_LIST``), then unmanaged mapped ones."""
         display = self._open()
         try:
-            return [info for info in (_info(display, wid) for wid in _client_ids(display)) if info]
+            clients = _client_ids(display)
+            found = [info for info in (_info(display, wid) for wid in clients) if info]
+            for wid in _mapped_top_level_ids(display):
+                if wid not in clients:
+                    info = _info(display, wid, managed=False)
+                    if info and info.title:
+                        found.append(info)
+            return found
         finally:
             display.close()
 
@@ -68,8 +82,20 @@ class Windows:
         return [w for w in self.all() if matches(w, name, strict=strict, by_class=by_class)]
 
     def activate(self, window: WindowInfo) -> None:
-        """Raise and focus ``window`` (``_NET_ACTIVE_WINDOW``)."""
+        """Raise and focus ``window`` (``_NET_ACTIVE_WINDOW``; directly too if no manager has it yet)."""
         self._message(window, "_NET_ACTIVE_WINDOW", [2, X.CurrentTime, 0, 0, 0])
+        if not window.managed:
+            # No window manager acts on the message for a window it does not manage: do its job.
+            display = self._open()
+            try:
+                target = display.create_resource_object("window", window.id)
+                target.configure(stack_mode=X.Above)
+                target.set_input_focus(X.RevertToParent, X.CurrentTime)
+                display.sync()
+            except Exception:
+                pass  # the window went away meanwhile
+            finally:
+                display.close()
 
     def close(self, window: WindowInfo) -> None:
         """Ask the app to close ``window`` (``_NET_CLOSE_WINDOW``)."""
@@ -104,7 +130,23 @@ def _client_ids(display: Any) -> list[int]:
     return list(prop.value) if prop is not None else []
 
 
-def _info(display: Any, window_id: int) -> WindowInfo | None:
+def _mapped_top_level_ids(display: Any) -> list[int]:
+    """The root's children that are on screen and not override-redirect (menus, tooltips), bottom first.
+
+    A window manager's frames are among them too; they have no title, so :meth:`Windows.all` skips them.
+    """
+    ids: list[int] = []
+    for child in display.screen().root.query_tree().children:
+        try:
+            attributes = child.get_attributes()
+        except Exception:
+            continue  # gone while we looked
+        if attributes.map_state == X.IsViewable and not attributes.override_redirect:
+            ids.append(int(child.id))
+    return ids
+
+
+def _info(display: Any, window_id: int, *, managed: bool = True) -> WindowInfo | None:
     window = display.create_resource_object("window", window_id)
     try:
         prop = window.get_full_property(
@@ -116,4 +158,4 @@ def _info(display: Any, window_id: int) -> WindowInfo | None:
         return None  # the window went away while we looked
     if isinstance(title, bytes):
         title = title.decode("latin-1")
-    return WindowInfo(window_id, str(title), str(wm_class[0]), str(wm_class[1]))
+    return WindowInfo(window_id, str(title), str(wm_class[0]), str(wm_class[1]), managed)
