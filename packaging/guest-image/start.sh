@@ -18,7 +18,8 @@ export XDG_RUNTIME_DIR="$runtime"
 fifo="$runtime/displayfd"
 rm -f "$fifo"
 mkfifo "$fifo"
-Xvfb -displayfd 3 -screen 0 "${screen}x24" -nolisten tcp 3>"$fifo" &
+# -noreset: without it Xvfb resets when its last client disconnects and drops connections meanwhile.
+Xvfb -displayfd 3 -screen 0 "${screen}x24" -nolisten tcp -noreset 3>"$fifo" &
 read -r number <"$fifo"
 rm -f "$fifo"
 export DISPLAY=":$number"
