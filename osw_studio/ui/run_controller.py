@@ -10,10 +10,7 @@ batching whatever arrived while the previous batch ran.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -21,6 +18,7 @@ from osw_studio.core.actions import Action
 from osw_studio.core.errors import OswError
 from osw_studio.core.step import EpisodeResult
 from osw_studio.runner.episode import Episode
+from osw_studio.ui.bridge import SignalRelay
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +37,7 @@ RELAYED = (
 """The episode signals the controller re-emits on the Qt side."""
 
 
-class RunController(QObject):
+class RunController(SignalRelay):
     """Drives one episode from the UI and relays its signals to Qt.
 
     Args:
@@ -67,41 +65,11 @@ class RunController(QObject):
         self._human_task: asyncio.Task[None] | None = None
         self._human_idle = asyncio.Event()
         self._human_idle.set()
-        self._bridges: list[tuple[Any, Callable[..., None]]] = []
-        for name in RELAYED:
-            source = getattr(episode, name)
-            bridge = self._relay(name)
-            source.connect(bridge)
-            self._bridges.append((source, bridge))
-
-    def _relay(self, name: str) -> Callable[..., None]:
-        qt_signal = getattr(self, name)
-
-        def bridge(*args: Any) -> None:
-            try:
-                qt_signal.emit(*args)
-            except Exception:
-                log.exception("a view failed while handling %s; the run goes on", name)
-
-        return bridge
-
-    def listen(self, name: str, slot: Callable[..., Any]) -> None:
-        """Connect ``slot`` to the Qt signal ``name``; if it raises, the error is logged, not fatal."""
-
-        def guarded(*args: Any) -> None:
-            try:
-                slot(*args)
-            except Exception:
-                log.exception("%s failed handling %s", getattr(slot, "__qualname__", slot), name)
-
-        getattr(self, name).connect(guarded)
+        self.relay(episode, RELAYED, what="the run")
 
     def disconnect_episode(self) -> None:
         """Stop relaying (the controller is done with its episode)."""
-        for source, bridge in self._bridges:
-            with contextlib.suppress(Exception):
-                source.disconnect(bridge)
-        self._bridges.clear()
+        self.unrelay()
 
     # --- running ------------------------------------------------------------------------------------
 

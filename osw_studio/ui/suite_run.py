@@ -10,10 +10,7 @@ never fatal to the batch. A batch that cannot run (its output folder cannot be w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
@@ -21,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from osw_studio.core.errors import OswError
 from osw_studio.runner.batch import Batch, BatchProgress
 from osw_studio.runner.summary import BatchSummary
+from osw_studio.ui.bridge import SignalRelay
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +50,7 @@ def progress_text(progress: BatchProgress) -> str:
     )
 
 
-class SuiteRun(QObject):
+class SuiteRun(SignalRelay):
     """Runs one batch on the event loop and relays its signals to Qt.
 
     Args:
@@ -77,34 +75,7 @@ class SuiteRun(QObject):
         self.batch = batch
         self.stopped = False
         self._task: asyncio.Task[BatchSummary | None] | None = None
-        self._bridges: list[tuple[Any, Callable[..., None]]] = []
-        for name in RELAYED:
-            source = getattr(batch, name)
-            bridge = self._relay(name)
-            source.connect(bridge)
-            self._bridges.append((source, bridge))
-
-    def _relay(self, name: str) -> Callable[..., None]:
-        qt_signal = getattr(self, name)
-
-        def bridge(*args: Any) -> None:
-            try:
-                qt_signal.emit(*args)
-            except Exception:
-                log.exception("a view failed while handling %s; the suite goes on", name)
-
-        return bridge
-
-    def listen(self, name: str, slot: Callable[..., Any]) -> None:
-        """Connect ``slot`` to the Qt signal ``name``; if it raises, the error is logged, not fatal."""
-
-        def guarded(*args: Any) -> None:
-            try:
-                slot(*args)
-            except Exception:
-                log.exception("%s failed handling %s", getattr(slot, "__qualname__", slot), name)
-
-        getattr(self, name).connect(guarded)
+        self.relay(batch, RELAYED, what="the suite")
 
     def start(self) -> asyncio.Task[BatchSummary | None]:
         """Run the batch on the event loop (once)."""
@@ -121,10 +92,7 @@ class SuiteRun(QObject):
             log.exception("the suite ended with an unexpected error")
             self.failed.emit(exc)
         finally:
-            for source, bridge in self._bridges:
-                with contextlib.suppress(Exception):
-                    source.disconnect(bridge)
-            self._bridges.clear()
+            self.unrelay()
         return None
 
     @property
