@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self.reporter = reporter or ErrorReporter(self)
         self.controller: RunController | None = None
         self.suite_run: SuiteRun | None = None
+        self._suite_active = False
         self._results = last_results(services.runs_dir)
         self._starting = False
         self._history_run: RunStore | None = None
@@ -616,8 +617,12 @@ class MainWindow(QMainWindow):
 
     @property
     def suite_running(self) -> bool:
-        """Whether a suite evaluation is in progress (single-task runs wait for it, and vice versa)."""
-        return self.suite_run is not None and self.suite_run.running
+        """Whether a suite evaluation is in progress (single-task runs wait for it, and vice versa).
+
+        True from the start until the window has finished ending it (progress hidden, actions enabled
+        again), not only while the batch's task runs.
+        """
+        return self._suite_active
 
     def open_suite_dialog(self) -> SuiteDialog | None:
         """Run › Evaluate suite…: ask for a suite, agent, envs and output folder, then run it."""
@@ -641,6 +646,7 @@ class MainWindow(QMainWindow):
         """Run ``batch`` on the loop; progress in the status bar, results in the Results dock."""
         run = SuiteRun(batch, self)
         self.suite_run = run
+        self._suite_active = True
         run.listen("progress_changed", self._on_suite_progress)
         run.listen("task_finished", self._on_suite_task_finished)
         run.listen("batch_finished", self._on_suite_finished)
@@ -692,6 +698,7 @@ class MainWindow(QMainWindow):
 
     def _on_suite_ended(self) -> None:
         self.suite_progress.hide()
+        self._suite_active = False
         self._update_actions()
 
     # --- settings -----------------------------------------------------------------------------------
