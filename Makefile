@@ -9,7 +9,10 @@ PYTEST_ARGS ?=
 
 .PHONY: setup run test test-reliability check lint bench package test-package dist install-desktop icons clean
 
-setup: $(STAMP)
+REF_VENV := .venv-ref
+REF_STAMP := $(REF_VENV)/.installed
+
+setup: $(STAMP) $(REF_STAMP)
 
 $(STAMP): pyproject.toml packaging/apt-packages.txt scripts/setup-system.sh
 	@scripts/setup-system.sh
@@ -17,6 +20,11 @@ $(STAMP): pyproject.toml packaging/apt-packages.txt scripts/setup-system.sh
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
+
+# OSWorld's own code in a side environment: the judge of tests/parity and of `--evaluator osworld`.
+$(REF_STAMP): packaging/reference-requirements.txt scripts/setup-reference.sh scripts/reference-version
+	scripts/setup-reference.sh $(REF_VENV)
+	@touch $(REF_STAMP)
 
 run: setup
 	$(BIN)/osw-studio
@@ -63,4 +71,4 @@ icons: setup
 	$(BIN)/python scripts/render_icons.py
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REF_VENV) build dist .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,89 @@
+"""The host side of the reference worker (tests/parity/refworker.py) in the side environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKER = Path(__file__).with_name("refworker.py")
+
+
+def reference_python() -> Path:
+    """The side environment's interpreter (OSW_REFERENCE_PYTHON, else .venv-ref in the checkout)."""
+    configured = os.environ.get("OSW_REFERENCE_PYTHON")
+    return Path(configured) if configured else ROOT / ".venv-ref" / "bin" / "python"
+
+
+class ReferenceError(AssertionError):
+    """OSWorld's code raised; ``error`` is its ``Type: message`` line."""
+
+    def __init__(self, error: str, trace: str) -> None:
+        super().__init__(f"{error}\n{trace}")
+        self.error = error
+
+
+class Reference:
+    """One long-lived worker process running OSWorld's code; requests are answered in order."""
+
+    def __init__(self, python: Path) -> None:
+        self._proc = subprocess.Popen(
+            [str(python), str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+
+    def _ask(self, request: dict[str, Any]) -> Any:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps(request) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the reference worker died (exit {self._proc.wait()})")
+        answer = json.loads(line)
+        if not answer["ok"]:
+            raise ReferenceError(answer["error"], answer["traceback"])
+        return answer["value"]
+
+    def call(self, module: str, attr: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``module.attr(*args, **kwargs)`` in the reference and return its value (JSON)."""
+        return self._ask({"op": "call", "module": module, "attr": attr, "args": list(args), "kwargs": kwargs})
+
+    def exec(self, code: str, modules: tuple[str, ...] = ()) -> Any:
+        """Run ``code`` there (modules bound to ``m0``, ``m1`` ...) and return its ``result``."""
+        return self._ask({"op": "exec", "code": code, "modules": list(modules)})
+
+    def stub(self, *names: str) -> None:
+        """Stand in for heavy optional imports the compared code never calls."""
+        self._ask({"op": "stub", "names": list(names)})
+
+    def close(self) -> None:
+        """Stop the worker."""
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout:
+            self._proc.stdout.close()
+
+
+def start_reference() -> Reference:
+    """Start a worker, or fail (under CI) / skip (elsewhere) when the side environment is missing."""
+    python = reference_python()
+    if not python.is_file():
+        message = f"the reference side environment is missing ({python}); run scripts/setup-reference.sh"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return Reference(python)

@@ -1,0 +1,129 @@
+"""The reference worker: runs inside the side environment (.venv-ref) and calls OSWorld's own code.
+
+It speaks JSON lines on stdin/stdout, one request a line:
+
+- ``{"op": "call", "module": "desktop_env.evaluators.metrics.table", "attr": "compare_table",
+  "args": [...], "kwargs": {...}}`` calls a function and answers its value;
+- ``{"op": "exec", "code": "...", "modules": [...]}`` runs a snippet (with the named modules imported
+  as ``m0``, ``m1`` ...) and answers the value it leaves in ``result``;
+- ``{"op": "stub", "names": ["dashscope", ...]}`` puts empty stand-ins in ``sys.modules`` for heavy
+  optional imports that the compared code never calls.
+
+Answers are ``{"ok": true, "value": ...}`` or ``{"ok": false, "error": "Type: message", "traceback": ...}``.
+Packages are loaded without running their ``__init__`` files (OSWorld's import heavy optional
+libraries), so only the compared modules and what they import need to be installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+
+class _Stub(types.ModuleType):
+    """A stand-in module: any attribute is another stand-in, callable and subclassable."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stub_type(f"{self.__name__}.{name}")
+
+
+def _stub_type(name: str) -> type:
+    return type(name.rsplit(".", 1)[-1], (), {"__init__": lambda self, *a, **k: None})
+
+
+def stub(names: list[str]) -> None:
+    """Register stand-ins for ``names`` (and their parents) in ``sys.modules``."""
+    for name in names:
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            sub = ".".join(parts[:i])
+            if sub not in sys.modules:
+                module = _Stub(sub)
+                module.__path__ = []
+                sys.modules[sub] = module
+                if i > 1:
+                    setattr(sys.modules[".".join(parts[: i - 1])], parts[i - 1], module)
+
+
+def _find_root(top: str) -> Path:
+    for entry in sys.path:
+        candidate = Path(entry or ".") / top
+        if (candidate / "__init__.py").is_file() or candidate.is_dir():
+            return candidate
+    raise ModuleNotFoundError(top)
+
+
+def load(name: str) -> types.ModuleType:
+    """Import ``name`` with every parent package created bare (its ``__init__`` not run)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    parts = name.split(".")
+    root = _find_root(parts[0])
+    for i in range(1, len(parts)):
+        pkg = ".".join(parts[:i])
+        if pkg not in sys.modules:
+            module = types.ModuleType(pkg)
+            module.__path__ = [str(root.joinpath(*parts[1:i]))]
+            sys.modules[pkg] = module
+    return importlib.import_module(name)
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        if isinstance(value, dict):
+            return {str(k): _jsonable(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [_jsonable(v) for v in value]
+        if hasattr(value, "item"):  # numpy scalars
+            return value.item()
+        return repr(value)
+
+
+def handle(request: dict[str, Any]) -> Any:
+    op = request.get("op", "call")
+    if op == "stub":
+        stub(request["names"])
+        return None
+    if op == "call":
+        module = load(request["module"])
+        return getattr(module, request["attr"])(*request.get("args", []), **request.get("kwargs", {}))
+    if op == "exec":
+        namespace: dict[str, Any] = {"load": load, "stub": stub}
+        for i, mod in enumerate(request.get("modules", [])):
+            namespace[f"m{i}"] = load(mod)
+        exec(request["code"], namespace)
+        return namespace.get("result")
+    raise ValueError(f"unknown op {op!r}")
+
+
+def main() -> None:
+    out = sys.stdout
+    sys.stdout = sys.stderr  # the compared code's prints must not corrupt the protocol
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            answer = {"ok": True, "value": _jsonable(handle(json.loads(line)))}
+        except BaseException as exc:
+            answer = {
+                "ok": False,
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(),
+            }
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
