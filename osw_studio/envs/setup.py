@@ -5,8 +5,10 @@ It implements every OSWorld setup step type with OSWorld's semantics, through a
 every step, so a task with an unsupported or malformed step fails at once, naming the step.
 
 Files are fetched on the host and sent to the guest through ``/setup/upload``: the guest may be
-offline. A ``download`` URL may be ``http(s)://`` (fetched, or found in the asset cache),
-``file://`` or a plain path (relative to the task file's folder).
+offline. A ``download`` URL may be ``http(s)://`` (fetched, or found in the asset cache) or a relative
+path into the task's folder; an ``upload_file`` ``local_path`` is such a relative path. Task files are
+untrusted: every host path they name goes through :mod:`osw_studio.core.paths` (no ``file://``, ``~``,
+absolute path or ``..`` out of the task's folder; command output files stay in the task's cache folder).
 
 The asset cache is a folder that lets offline users pre-seed OSWorld's files. For a task ``T``, a
 file downloaded from ``URL`` to guest path ``P`` is looked up, in this order, as:
@@ -39,6 +41,14 @@ import httpx
 from pydantic import TypeAdapter, ValidationError
 
 from osw_studio.core.errors import GuestError, OswError, TaskError
+from osw_studio.core.paths import (
+    check_name,
+    dest_problem,
+    is_network_url,
+    plain_file_name,
+    task_dest,
+    task_source,
+)
 from osw_studio.core.task import (
     SETUP_STEP_TYPES,
     ActivateWindowStep,
@@ -128,17 +138,25 @@ def substitute(command: str | list[str], *, password: str, width: int, height: i
 def asset_candidates(cache_dir: Path, task_id: str, url: str, guest_path: str) -> list[Path]:
     """Where the asset cache may hold the file of one ``download`` entry, in lookup order.
 
+    Only plain file names inside ``<cache>/<task id>/`` are candidates: a URL whose last segment
+    decodes to ``../../x`` names nothing.
+
     >>> url = "https://h/x/a%20b.xlsx?download=1"
     >>> [str(p) for p in asset_candidates(Path("c"), "t1", url, "/home/u/f.xlsx")]
     ['c/t1/7c9f58b4-7535-52dc-b51d-eda1e3590655_f.xlsx', 'c/t1/f.xlsx', 'c/t1/a b.xlsx']
+    >>> [p.name[36:] for p in asset_candidates(Path("c"), "t1", "https://h/..%2F..%2Fid_rsa", "/home/u/..")]
+    ['_..']
+
+    Raises:
+        TaskError: If ``task_id`` is not a plain name.
     """
-    folder = cache_dir / task_id
+    folder = cache_dir / check_name(task_id, where="$.id")
     base = guest_path.replace("\\", "/").rsplit("/", 1)[-1]
     names = [f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_{base}", base]
     url_name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
     if url_name and url_name not in names:
         names.append(url_name)
-    return [folder / name for name in names]
+    return [folder / name for name in names if plain_file_name(name)]
 
 
 def same_url(a: str, b: str) -> bool:
@@ -158,23 +176,24 @@ def same_url(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def local_source(url: str, task_dir: Path | None) -> Path | None:
-    """The host file a ``download`` URL names, or ``None`` for a network URL.
+def local_source(url: str, task_dir: Path | None, *, where: str = "url") -> Path | None:
+    """The host file a ``download`` URL names (inside the task's folder), or ``None`` for a network URL.
 
-    >>> local_source("file:///data/a.txt", None)
-    PosixPath('/data/a.txt')
-    >>> local_source("assets/a.txt", Path("/tasks"))
-    PosixPath('/tasks/assets/a.txt')
+    >>> local_source("assets/a.txt", Path("/tasks/os"))
+    PosixPath('/tasks/os/assets/a.txt')
     >>> local_source("https://h/a.txt", None) is None
     True
+    >>> local_source("file:///home/u/.ssh/id_rsa", Path("/tasks/os"), where="$.config[0]")
+    Traceback (most recent call last):
+    ...
+    osw_studio.core.errors.TaskError: $.config[0]: file:// URLs are refused: ...
+
+    Raises:
+        TaskError: If the task may not read that host file (:func:`osw_studio.core.paths.task_source`).
     """
-    scheme = urlsplit(url).scheme.lower()
-    if scheme in {"http", "https"}:
+    if is_network_url(url):
         return None
-    if scheme == "file":
-        return Path(unquote(urlsplit(url).path))
-    path = Path(url).expanduser()
-    return path if path.is_absolute() or task_dir is None else task_dir / path
+    return task_source(url, task_dir, where=where)
 
 
 # --- preflight ---------------------------------------------------------------------------------------
@@ -228,16 +247,24 @@ def preflight(
 def _check_files(step: SetupStep, where: str, options: SetupOptions) -> None:
     if isinstance(step, LaunchStep | ExecuteStep | VerifiedExecuteStep) and not step.parameters.command:
         raise TaskError("the command is empty", where=where)
+    if isinstance(step, ExecuteStep | VerifiedExecuteStep):
+        for key in ("stdout", "stderr"):
+            name = getattr(step.parameters, key)
+            problem = dest_problem(name) if name is not None else None
+            if problem is not None:
+                raise TaskError(f"parameters.{key}: {problem}", where=where)
     if isinstance(step, DownloadStep):
         for i, entry in enumerate(step.parameters.files):
-            source = local_source(entry.url, options.task_dir)
+            source = local_source(entry.url, options.task_dir, where=f"{where}: parameters.files[{i}].url")
             if source is not None and not source.is_file():
                 raise TaskError(
                     f"files[{i}]: the local file {source} does not exist", where=where, hint="fix the url"
                 )
     if isinstance(step, UploadFileStep):
         for i, upload in enumerate(step.parameters.files):
-            source = local_source(upload.local_path, options.task_dir) or Path(upload.local_path)
+            source = task_source(
+                upload.local_path, options.task_dir, where=f"{where}: parameters.files[{i}].local_path"
+            )
             if not source.is_file():
                 raise TaskError(
                     f"files[{i}]: the local file {source} does not exist", where=where, hint="fix local_path"
@@ -286,7 +313,7 @@ class SetupRunner:
             GuestError: If a step fails, naming its index and type.
         """
         typed = preflight(steps, options=self.options, label=label)
-        self._task_id = task_id or "task"
+        self._task_id = check_name(task_id or "task", where="$.id")
         for index, step in enumerate(typed):
             where = f"{label}[{index}] (type {step.type!r}) of {len(typed)} steps"
             log.info("setup %s", where)
@@ -306,7 +333,7 @@ class SetupRunner:
     async def _fetch(self, url: str, guest_path: str) -> bytes:
         source = local_source(url, self.options.task_dir)
         if source is not None:
-            return source.read_bytes()
+            return _read_source(source)
         cache = self.options.cache_dir
         if cache is not None:
             for candidate in asset_candidates(cache, self._task_id, url, guest_path):
@@ -345,8 +372,8 @@ class SetupRunner:
 
     async def _upload_file(self, step: UploadFileStep) -> None:
         for entry in step.parameters.files:
-            source = local_source(entry.local_path, self.options.task_dir) or Path(entry.local_path)
-            await self.guest.upload(source.read_bytes(), entry.path)
+            source = task_source(entry.local_path, self.options.task_dir, where="local_path")
+            await self.guest.upload(_read_source(source), entry.path)
 
     # --- programs and windows ------------------------------------------------------------------------
 
@@ -395,7 +422,8 @@ class SetupRunner:
 
     def _save_output(self, name: str | None, text: str) -> None:
         if name and self.options.cache_dir is not None:
-            target = self.options.cache_dir / self._task_id / name
+            folder = self.options.cache_dir / self._task_id
+            target = task_dest(folder, name, where="parameters.stdout/stderr")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
 
@@ -558,6 +586,14 @@ def write_history(db: Path, history: list[dict[str, Any]]) -> None:
                 (cursor.lastrowid, stamp),
             )
     conn.close()
+
+
+def _read_source(path: Path) -> bytes:
+    """A task's source file (checked by the path policy), read at the place its symlinks resolve to."""
+    try:
+        return path.resolve().read_bytes()
+    except OSError as exc:
+        raise TaskError(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
 
 
 def _until_met(until: dict[str, Any], result: CommandResult) -> bool:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from osw_studio.core.actions import Action, Fail
 from osw_studio.core.errors import EvaluationError, OswError
+from osw_studio.core.paths import check_name
 from osw_studio.core.task import Evaluator, GetterSpec, SetupStep, Task
 from osw_studio.evaluation.getters.files import FileMissing
 from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext, Verdict
@@ -127,7 +128,7 @@ async def _evaluate(
             task_id=task.id, score=0.0, reason="the agent answered FAIL on a feasible task"
         )
 
-    task_cache = cache_root / task.id
+    task_cache = cache_root / check_name(task.id, where="$.id")
     task_cache.mkdir(parents=True, exist_ok=True)
     ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir)
     return await score_evaluator(ctx, task.id, evaluator)

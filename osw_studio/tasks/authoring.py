@@ -26,13 +26,13 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import tempfile
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from osw_studio.core import paths
 from osw_studio.core.actions import Done, dump_actions
 from osw_studio.core.errors import TaskError
 from osw_studio.core.task import Task
@@ -42,7 +42,7 @@ from osw_studio.tasks.load import index_examples_dir, is_index, parse_task, read
 SOLUTION_DIR_SUFFIX = ".solution"
 """The folder beside a task file that holds its solution's screenshots: ``<id>.solution/``."""
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ID = paths.NAME  # the path policy's plain name: ids and domains name files and folders
 
 _COMMAND_EVALUATOR: dict[str, Any] = {
     "func": "exact_match",
@@ -193,7 +193,7 @@ def check_id(task_id: str) -> None:
     Traceback (most recent call last):
     osw_studio.core.errors.TaskError: $.id: the id '../x' cannot name a task file (use letters, ...)
     """
-    if not _ID.match(task_id):
+    if not _ID.fullmatch(task_id):
         raise TaskError(
             f"the id {task_id!r} cannot name a task file",
             where="$.id",
@@ -268,7 +268,7 @@ def save_task(
     """
     task: Task = parse_task(dict(data), "the task")
     check_id(task.id)
-    if not _ID.match(domain):
+    if not _ID.fullmatch(domain):
         raise TaskError(
             f"the domain {domain!r} cannot name a folder", hint="use letters, digits, '.', '_', '-'"
         )

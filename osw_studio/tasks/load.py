@@ -8,15 +8,22 @@ whose ``where`` is ``file: $.json.path``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from osw_studio.core import paths
 from osw_studio.core.errors import TaskError
-from osw_studio.core.task import Task
+from osw_studio.core.task import (
+    DownloadStep,
+    ExecuteStep,
+    Task,
+    UploadFileStep,
+    VerifiedExecuteStep,
+)
 
 MAX_TASK_BYTES = 4 * 1024 * 1024
 """Task files are a few kilobytes; anything past this is refused before it is parsed."""
@@ -123,7 +130,7 @@ def read_json(path: Path) -> Any:
 
 
 def parse_task(data: Any, source: str = "<task>") -> Task:
-    """Validate task data already read from JSON.
+    """Validate task data already read from JSON, host paths included (:func:`path_problems`).
 
     Raises:
         TaskError: Naming the JSON path of the first problem.
@@ -131,11 +138,90 @@ def parse_task(data: Any, source: str = "<task>") -> Task:
     if not isinstance(data, dict):
         raise TaskError(f"a task must be a JSON object, not {type(data).__name__}", where=f"{source}: $")
     try:
-        return Task.model_validate(data)
+        task = Task.model_validate(data)
     except ValidationError as exc:
         raise _describe(exc, data, source) from None
     except RecursionError:
         raise TaskError("nested too deeply", where=f"{source}: $") from None
+    problems = path_problems(task)
+    if problems:
+        where, message = problems[0]
+        more = len(problems) - 1
+        if more:
+            message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        raise TaskError(
+            message,
+            where=f"{source}: {where}",
+            hint="task files may name host files only inside their own folder",
+        )
+    return task
+
+
+def path_problems(task: Task) -> list[tuple[str, str]]:
+    """Every host path and name in ``task`` the path policy refuses, as ``(JSON path, why)``.
+
+    Host paths are the task id (a folder name), ``download`` URLs and ``upload_file`` local paths that
+    are not ``http(s)://`` (read on the host), command ``stdout``/``stderr`` files, getters' ``dest``,
+    ``cache_file`` paths (written or read in the task's cache folder) and ``cloud_file`` paths (read on
+    the host unless ``http(s)://``). Paths inside the guest are not judged. See
+    :mod:`osw_studio.core.paths`.
+
+    >>> task = Task.model_validate({"id": "t", "instruction": "x", "evaluator": {"func": "exact_match",
+    ...     "result": {"type": "vm_file", "path": "/home/user/a", "dest": "../../.bashrc"}}})
+    >>> path_problems(task)
+    [('$.evaluator.result.dest', "'../../.bashrc' leaves the folder it must be written in")]
+    """
+    found: list[tuple[str, str]] = []
+
+    def judge(where: str, problem: str | None) -> None:
+        if problem is not None:
+            found.append((where, problem))
+
+    judge("$.id", paths.name_problem(task.id))
+    for label, steps in (("$.config", task.config), ("$.evaluator.postconfig", task.evaluator.postconfig)):
+        for i, step in enumerate(steps):
+            at = f"{label}[{i}].parameters"
+            if isinstance(step, DownloadStep):
+                for j, entry in enumerate(step.parameters.files):
+                    judge(f"{at}.files[{j}].url", paths.source_problem(entry.url))
+            elif isinstance(step, UploadFileStep):
+                for j, upload in enumerate(step.parameters.files):
+                    text = upload.local_path
+                    problem = paths.source_problem(text)
+                    judge(f"{at}.files[{j}].local_path", problem or _no_url(text))
+            elif isinstance(step, ExecuteStep | VerifiedExecuteStep):
+                for key in ("stdout", "stderr"):
+                    name = getattr(step.parameters, key)
+                    if name is not None:
+                        judge(f"{at}.{key}", paths.dest_problem(name))
+    for role in ("result", "expected"):
+        value = getattr(task.evaluator, role)
+        specs = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+        for k, spec in specs:
+            if spec is None:
+                continue
+            at = f"$.evaluator.{role}" + ("" if k is None else f"[{k}]")
+            args = spec.args
+            for key, judge_one in _GETTER_PATHS.get(spec.type, {"dest": paths.dest_problem}).items():
+                if key not in args:
+                    continue
+                items = args[key]
+                listed = isinstance(items, list)
+                for m, item in enumerate(items if listed else [items]):
+                    where = f"{at}.{key}" + (f"[{m}]" if listed else "")
+                    judge(where, judge_one(item) if isinstance(item, str) else "must be a string")
+    return found
+
+
+def _no_url(text: str) -> str | None:
+    return "a local_path is a file in the task's folder, not a URL" if paths.is_network_url(text) else None
+
+
+_GETTER_PATHS: dict[str, dict[str, Callable[[str], str | None]]] = {
+    "cloud_file": {"path": paths.source_problem, "dest": paths.dest_problem},
+    "cache_file": {"path": paths.dest_problem},
+}
+"""Getter arguments that name host files, by getter type; every other getter's ``dest`` is a host file."""
 
 
 def load_task(path: str | Path, domain: str | None = None) -> TaskEntry:
@@ -176,7 +262,13 @@ def index_examples_dir(index_path: Path) -> Path:
 def _iter_index(path: Path, data: dict[str, list[str]]) -> Iterator[TaskEntry | TaskError]:
     root = index_examples_dir(path)
     for domain, ids in data.items():
+        if paths.name_problem(domain) is not None:
+            yield TaskError(f"the domain {paths.name_problem(domain)}", where=f"{path}: $.{domain}")
+            continue
         for i, task_id in enumerate(ids):
+            if paths.name_problem(task_id) is not None:
+                yield TaskError(f"the id {paths.name_problem(task_id)}", where=f"{path}: $.{domain}[{i}]")
+                continue
             file = root / domain / f"{task_id}.json"
             if not file.is_file():
                 yield TaskError(f"task file {file} does not exist", where=f"{path}: $.{domain}[{i}]")

@@ -61,18 +61,19 @@ async def test_a_bad_step_stops_the_setup_before_the_first_step_runs(osworld: Fa
     assert osworld.calls("/setup/launch") == []
 
 
-async def test_download_from_file_url_relative_path_and_asset_cache(
+async def test_download_from_a_relative_path_the_suite_assets_and_asset_cache(
     osworld: FakeGuest, tmp_path: Path
 ) -> None:
     (tmp_path / "task").mkdir()
     (tmp_path / "task" / "notes.txt").write_text("relative Ünï")
-    (tmp_path / "abs.txt").write_bytes(b"absolute")
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "shared.txt").write_bytes(b"suite asset")
     url = "https://huggingface.co/datasets/x/resolve/main/calc/t1/Report.xlsx"
     cached = tmp_path / "cache" / "t1" / f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_Report.xlsx"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"from the cache")
     files = [
-        {"url": (tmp_path / "abs.txt").as_uri(), "path": "/home/user/abs.txt"},
+        {"url": "../assets/shared.txt", "path": "/home/user/shared.txt"},
         {"url": "notes.txt", "path": "/home/user/notes.txt"},
         {"url": url, "path": "/home/user/Report.xlsx"},
     ]
@@ -81,7 +82,7 @@ async def test_download_from_file_url_relative_path_and_asset_cache(
         await SetupRunner(guest, options).run([step("download", files=files)], task_id="t1")
     uploads = [r.form() for r in osworld.calls("/setup/upload")]
     assert uploads == [
-        {"file_path": b"/home/user/abs.txt", "file_data": b"absolute"},
+        {"file_path": b"/home/user/shared.txt", "file_data": b"suite asset"},
         {"file_path": b"/home/user/notes.txt", "file_data": "relative Ünï".encode()},
         {"file_path": b"/home/user/Report.xlsx", "file_data": b"from the cache"},
     ]

@@ -3,6 +3,10 @@
 Each returns the host path of the fetched file (OSWorld's ``cache/<task id>/<dest>``), or a list of
 paths for ``multi`` specs (``gives`` picks which). A single file that does not exist raises
 :class:`FileMissing`, which scores the metric 0.
+
+``dest`` and ``cache_file``'s ``path`` are names inside the task's cache folder, and a ``cloud_file``
+path that is not ``http(s)://`` is a file in the task's folder: :mod:`osw_studio.core.paths` refuses
+anything else (absolute, ``~``, ``file://``, ``..`` out, a symlink out) with a :class:`TaskError`.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from osw_studio.core.errors import EvaluationError
+from osw_studio.core.paths import task_dest
 from osw_studio.evaluation.registry import GetterContext, getter
 
 
@@ -41,8 +46,8 @@ def _pick(paths: list[Path | None], first_missing: str | None) -> Any:
     return [None if p is None else str(p) for p in paths]
 
 
-def _dest(ctx: GetterContext, dest: str) -> Path:
-    path = ctx.cache_dir / dest
+def _dest(ctx: GetterContext, dest: str, key: str = "dest") -> Path:
+    path = task_dest(ctx.cache_dir, str(dest), where=f"evaluator getter {key}")
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -86,7 +91,7 @@ async def _download(url: str, target: Path) -> None:
 def _local_copy(ctx: GetterContext, url: str, dest: str) -> Path | None:
     from osw_studio.envs.setup import asset_candidates, local_source
 
-    source = local_source(url, ctx.task_dir)
+    source = local_source(url, ctx.task_dir, where="evaluator getter cloud_file path")
     if source is not None:
         return source if source.is_file() else None
     for candidate in asset_candidates(ctx.cache_dir.parent, ctx.cache_dir.name, url, dest):
@@ -108,7 +113,7 @@ async def get_cloud_file(ctx: GetterContext, spec: dict[str, Any]) -> Any:
             continue
         local = _local_copy(ctx, url, dest)
         if local is not None:
-            target.write_bytes(local.read_bytes())
+            target.write_bytes(local.resolve().read_bytes())
         else:
             await _download(url, target)
     return _pick(out, None)
@@ -117,7 +122,7 @@ async def get_cloud_file(ctx: GetterContext, spec: dict[str, Any]) -> Any:
 @getter("cache_file")
 async def get_cache_file(ctx: GetterContext, spec: dict[str, Any]) -> str:
     """A file a setup or postconfig step wrote into the cache folder (``stdout`` of a command)."""
-    path = ctx.cache_dir / spec["path"]
+    path = task_dest(ctx.cache_dir, str(spec["path"]), where="evaluator getter cache_file path")
     if not path.is_file():
         raise FileMissing(str(path))
     return str(path)
