@@ -19,6 +19,7 @@ import platformdirs
 
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
+from osw_studio.core.terminal import VisibleFormatter
 from osw_studio.settings import Settings, load_settings
 from osw_studio.tasks import TaskLibrary
 
@@ -53,7 +54,8 @@ def _setup_logging() -> Path:
     path = log_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # Records quote task files, model replies and guest answers: their control characters are escaped.
+    handler.setFormatter(VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)

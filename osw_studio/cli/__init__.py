@@ -9,12 +9,15 @@ line on stderr (exit 2), never as a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
+from osw_studio.core.terminal import VisibleFormatter, VisibleStream
 
 COMMAND_MODULES: tuple[str, ...] = (
     "osw_studio.cli.tasks",
@@ -62,9 +65,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        return _run(_open_app, args)
+    with _visible_output():
+        return _run(handler, args)
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
-        if handler is None:
-            return _open_app(args)
         return handler(args)
     except OswError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -74,6 +82,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+@contextlib.contextmanager
+def _visible_output() -> Iterator[None]:
+    """While a sub-command runs, stdout, stderr and log lines show control characters as escapes.
+
+    Sub-commands print task ids, instructions, model thoughts and guest errors: none of them may drive
+    the terminal (:mod:`osw_studio.core.terminal`).
+    """
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleStream(sys.stdout), VisibleStream(sys.stderr)
+    handler = logging.StreamHandler()  # sys.stderr at each record: the wrapped stream
+    handler.setLevel(logging.WARNING)  # what Python's last-resort handler shows
+    handler.setFormatter(VisibleFormatter("%(message)s"))
+    root = logging.getLogger()
+    own = not root.handlers
+    if own:
+        root.addHandler(handler)
+    try:
+        yield
+    finally:
+        if own:
+            root.removeHandler(handler)
+        sys.stdout, sys.stderr = saved
 
 
 if __name__ == "__main__":

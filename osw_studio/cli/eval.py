@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from osw_studio.core.terminal import visible
+
 
 def register(subparsers: Any) -> None:
     """Add the ``eval`` group and its ``coverage``, ``run`` and ``stats`` commands."""
@@ -53,5 +55,5 @@ def _coverage(args: argparse.Namespace) -> int:
             top = ", ".join(f"{name} ({n})" for name, n in list(row.missing.items())[: args.top])
             print(f"{row.domain:<22}{row.tasks:>6}{row.covered:>9}{row.percent:>6.1f}%  {top}")
     for error in library.errors:
-        print(f"invalid: {error}", file=sys.stderr)
+        print(f"invalid: {visible(error)}", file=sys.stderr)
     return 1 if library.errors else 0

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from osw_studio.core.terminal import VisibleStream, visible
+
 if TYPE_CHECKING:
     from osw_studio.runner.batch import Batch, BatchProgress
     from osw_studio.runner.suite import SuitePlan
@@ -185,7 +187,10 @@ async def _session(plan: SuitePlan) -> int:
     )
     errors = [t for t in summary.tasks if t.status == "error"]
     for outcome in errors:
-        print(f"error: {outcome.domain}/{outcome.task_id}: {outcome.error}", file=sys.stderr)
+        print(
+            f"error: {visible(outcome.domain)}/{visible(outcome.task_id)}: {visible(outcome.error)}",
+            file=sys.stderr,
+        )
     return 1 if errors or stopped or len(summary.tasks) < len(entries) else 0
 
 
@@ -217,10 +222,14 @@ def render_bar(progress: BatchProgress, width: int = 24) -> str:
 
 
 class ProgressBar:
-    """Draws a batch's progress on a terminal (redrawn in place), or one line per task elsewhere."""
+    """Draws a batch's progress on a terminal (redrawn in place), or one line per task elsewhere.
+
+    The bar draws with escape sequences of its own, so it writes past a :class:`VisibleStream`; the task
+    lines it prints are made visible here.
+    """
 
     def __init__(self, batch: Batch, stream: TextIO) -> None:
-        self.stream = stream
+        self.stream = stream.wrapped if isinstance(stream, VisibleStream) else stream
         self.tty = stream.isatty()
         self._last = ""
         batch.progress_changed.connect(self._on_progress_changed)
@@ -244,6 +253,7 @@ class ProgressBar:
 
     def note(self, text: str) -> None:
         """Print a line above the bar."""
+        text = visible(text)
         if self.tty:
             self.stream.write("\r\x1b[2K" + text + "\n" + self._last)
         else:

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.core.terminal import visible
+
 if TYPE_CHECKING:
     from osw_studio.core.actions import Action
     from osw_studio.core.errors import OswError
@@ -104,7 +106,7 @@ async def _session(args: argparse.Namespace) -> int:
         observe_accessibility=profile.agent == "osworld" and profile.observation_type != "screenshot",
     )
     out = Path(args.out or settings.evaluation.output_dir or "runs")
-    print(f"task {entry.task.id} ({entry.domain}): {entry.task.instruction}")
+    print(f"task {visible(entry.task.id)} ({visible(entry.domain)}): {visible(entry.task.instruction)}")
     print(
         f"agent {profile.agent}, model {agent.model_name}; starting the {choice.label} desktop ...",
         flush=True,
@@ -135,20 +137,26 @@ async def _session(args: argparse.Namespace) -> int:
     score = "none" if result.score is None else f"{result.score:.2f}"
     print(f"score {score} ({result.status}) after {result.steps} steps; run stored in {store.path}")
     if result.status == "error":
-        print(f"error: {result.error}", file=sys.stderr)
+        print(f"error: {visible(result.error)}", file=sys.stderr)
         return 2
     return 0 if result.success else 1
 
 
 def describe_action(action: Action) -> str:
-    r"""One short, readable line for an action, as the step log prints it.
+    r"""One short, readable line for an action, as the step log prints it (control characters escaped).
 
     >>> from osw_studio.core.actions import Click, Hotkey, Typing
     >>> describe_action(Click(x=5, y=7)), describe_action(Hotkey(keys=["ctrl", "s"]))
     ('click(5, 7)', 'hotkey(ctrl+s)')
     >>> describe_action(Typing(text="echo hello\n"))
     "typing('echo hello\\n')"
+    >>> describe_action(Hotkey(keys=["ctrl", "\x1b[2K"]))
+    'hotkey(ctrl+\\x1b[2K)'
     """
+    return visible(_describe(action))
+
+
+def _describe(action: Action) -> str:
     from osw_studio.core.actions import Hotkey, Typing
 
     data = action.model_dump(exclude_defaults=True, exclude={"kind"})
@@ -167,12 +175,14 @@ def describe_action(action: Action) -> str:
 
 
 def _shorten(text: str, limit: int = 100) -> str:
-    r"""One line of at most ``limit`` characters.
+    r"""One line of at most ``limit`` characters, control characters shown as escapes.
 
     >>> _shorten("a\nb " + "c" * 200, 10)
     'a b ccc...'
+    >>> _shorten("thought\x1b[1A\x1b[2K")
+    'thought\\x1b[1A\\x1b[2K'
     """
-    line = " ".join(text.split())
+    line = visible(" ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
@@ -278,10 +288,10 @@ class _Printer:
             proposed = "; ".join(describe_action(a) for a in step.proposed) or "-"
             print(f"         proposed: {proposed}")
         if step.error:
-            print(f"         error: {step.error}")
+            print(f"         error: {visible(step.error)}")
 
     def _on_error_raised(self, error: OswError) -> None:
-        print(f"error: {error}", file=sys.stderr, flush=True)
+        print(f"error: {visible(error)}", file=sys.stderr, flush=True)
 
     def _on_step_proposed(self, proposal: Proposal) -> None:
         self._spawn(self._ask(proposal))
@@ -319,7 +329,7 @@ class _Printer:
         if proposal.thought:
             print(f"         thought: {_shorten(proposal.thought)}")
         if proposal.error:
-            print(f"         could not parse the reply: {proposal.error}")
+            print(f"         could not parse the reply: {visible(proposal.error)}")
         while self.episode.proposal is proposal:
             answer = await self._terminal.read_line("         run it? [Enter] yes, s skip, e edit, q stop: ")
             if self.episode.proposal is not proposal:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from osw_studio.core.errors import GuestError
+from osw_studio.core.terminal import visible
 
 
 def register(subparsers: Any) -> None:
@@ -78,7 +79,7 @@ async def _run(args: argparse.Namespace) -> int:
         print(f"token:   {env.token}")
         print(f"home:    {env.session.home}  ({'bubblewrap' if provider.sandbox else 'no sandbox'})")
         if entry is not None:
-            print(f"setting up {entry.task.id} ({len(entry.task.config)} steps)...", flush=True)
+            print(f"setting up {visible(entry.task.id)} ({len(entry.task.config)} steps)...", flush=True)
             setup = asyncio.ensure_future(env.reset(entry.task, task_dir=entry.path.parent))
             stopping = asyncio.ensure_future(stop.wait())
             await asyncio.wait({setup, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -87,7 +88,7 @@ async def _run(args: argparse.Namespace) -> int:
                 return 130
             stopping.cancel()
             setup.result()
-            print("task ready:", entry.task.instruction)
+            print("task ready:", visible(entry.task.instruction))
         print("running; press Ctrl+C to stop", flush=True)
         await stop.wait()
     finally:

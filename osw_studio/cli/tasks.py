@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from osw_studio.core.terminal import visible
+
 
 def register(subparsers: Any) -> None:
     """Add ``tasks validate``, ``tasks list`` and ``tasks check``."""
@@ -46,7 +48,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     report = load_tasks(args.paths)
     for error in report.errors:
-        print(error)
+        print(visible(error))
     print(f"{len(report.entries)} valid, {len(report.errors)} invalid")
     return 1 if report.errors else 0
 
@@ -69,9 +71,9 @@ def _list(args: argparse.Namespace) -> int:
             }
             print(json.dumps(row, ensure_ascii=False))
         else:
-            print(f"{entry.domain:<20} {task.id:<38} {task.instruction[:70]}")
+            print(f"{visible(entry.domain):<20} {visible(task.id):<38} {visible(task.instruction[:70])}")
     for error in library.errors:
-        print(f"invalid: {error}", file=sys.stderr)
+        print(f"invalid: {visible(error)}", file=sys.stderr)
     return 1 if library.errors else 0
 
 
@@ -88,7 +90,7 @@ def _check(args: argparse.Namespace) -> int:
         raise TaskError(f"--envs must be at least 1, not {args.envs}")
     report = load_tasks(args.paths)
     for error in report.errors:
-        print(f"FAIL {error}", flush=True)
+        print(f"FAIL {visible(error)}", flush=True)
     seen: set[str] = set()
     entries = []
     for entry in report.entries:  # a folder and its index list the same files
@@ -102,7 +104,7 @@ def _check(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="Workbook contains no default style", category=UserWarning)
 
     def show(result: CheckResult) -> None:
-        print(result.line(), flush=True)
+        print(visible(result.line()), flush=True)
 
     started = time.perf_counter()
     results = asyncio.run(check_tasks(entries, envs=args.envs, on_result=show))
