@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from osw_studio.core.terminal import visible
+
 
 def register(subparsers: Any) -> None:
     """Add ``export``."""
@@ -110,6 +112,8 @@ def _export(args: argparse.Namespace) -> int:
     )
     progress = None if args.quiet else ProgressBar(sys.stderr)
     summary = export_runs(args.runs, args.format, args.out, options, progress)
+    for problem in summary.damaged:
+        print(f"skipped a damaged run: {visible(problem)}", file=sys.stderr)
     skipped = ", ".join(f"{n} {why}" for why, n in summary.skipped.items()) or "none"
     print(
         f"{summary.runs_exported} of {summary.runs_found} runs exported as {summary.format} to {summary.out} "

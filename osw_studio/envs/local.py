@@ -32,6 +32,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,43 @@ def is_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+ENV_PREFIX = "osw-env-"
+"""Env folders are ``<tmp>/osw-env-<pid of the process that made it>-<random>``."""
+STALE_AFTER = 24 * 3600.0
+"""Seconds after which an env folder that names no owner (an older version's) counts as left behind."""
+_swept = False
+
+
+def sweep_stale_envs(folder: Path | None = None) -> list[Path]:
+    """Delete env folders whose process is gone (a killed app, a ``kill -9`` run); return them.
+
+    Only this user's folders are touched; one whose owner still runs is kept, and so is one without an
+    owner's PID in its name until it is :data:`STALE_AFTER` old.
+    """
+    base = folder or Path(tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        entries = [e for e in os.scandir(base) if e.name.startswith(ENV_PREFIX)]
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        owner = entry.name[len(ENV_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit():
+            stale = int(owner) != os.getpid() and not is_alive(int(owner))
+        else:
+            stale = time.time() - info.st_mtime > STALE_AFTER
+        if stale:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
 def hide_user_files(home: Path, keep: list[Path], *, run_user: bool = True) -> list[str]:
     """The bwrap arguments that hide ``/home``, the user's real HOME and ``/run/user`` from the sandbox.
 
@@ -164,7 +202,7 @@ class LocalSession:
 
     def __init__(self, *, sandbox: bool) -> None:
         self.sandbox = sandbox
-        self.root = Path(tempfile.mkdtemp(prefix="osw-env-"))
+        self.root = Path(tempfile.mkdtemp(prefix=f"{ENV_PREFIX}{os.getpid()}-"))
         self.home = self.root / "home"
         self.tmp = self.root / "tmp"
         for folder in (self.home, self.tmp, self.tmp / "runtime"):
@@ -469,6 +507,10 @@ class LocalProvider:
         self.ready_timeout = ready_timeout
         self.python = python
         self.atspi = accessibility and Path(AT_SPI_LAUNCHER).exists()
+        global _swept
+        if not _swept:  # once per process: folders of runs that were killed before they could clean up
+            _swept = True
+            sweep_stale_envs()
 
     async def create(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,7 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, missing_ok: boo
     if missing_ok is None:
         missing_ok = path is None
     try:
-        text = file.read_text(encoding="utf-8")
+        text = _read_text(file)
     except FileNotFoundError:
         if not missing_ok:
             raise SettingsError(
@@ -107,6 +108,40 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, missing_ok: boo
     settings = parse_settings(data, source=str(file))
     settings._path = file
     return settings
+
+
+MAX_SETTINGS_BYTES = 1024 * 1024
+"""A settings file is a few kilobytes; anything past this is refused before it is parsed."""
+
+
+def _read_text(file: Path) -> str:
+    """The file's text, refusing what is not a regular file or is too large, without ever blocking.
+
+    ``--config /dev/zero`` would otherwise read forever and a FIFO would wait for a writer.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        SettingsError: If it is not a regular file or is too large.
+        OSError: If it cannot be read.
+        UnicodeDecodeError: If it is not UTF-8.
+    """
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SettingsError(
+                "not a regular file (a device, pipe or folder)",
+                where=str(file),
+                hint="give --config a settings.json file",
+            )
+        data = f.read(MAX_SETTINGS_BYTES + 1)
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise SettingsError(
+            f"the file is larger than {MAX_SETTINGS_BYTES // 1024} KiB; settings files are a few KiB",
+            where=str(file),
+            hint="give --config a settings.json file",
+        )
+    return data.decode("utf-8")
 
 
 def dump_settings(settings: Settings) -> dict[str, Any]:

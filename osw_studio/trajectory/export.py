@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from osw_studio.actions.coords import COORD_MODES
-from osw_studio.core.errors import ExportError
+from osw_studio.core.errors import ExportError, StoreError
 from osw_studio.trajectory.exporters import exporter_class
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, RunFilter, parse_date
 from osw_studio.trajectory.exporters.profiles import get_profile
@@ -35,6 +35,7 @@ class ExportSummary:
         runs_exported: Runs that passed the filters.
         samples: Samples written (lines, rows or files, depending on the format).
         skipped: Why runs were left out, with counts.
+        damaged: What was wrong with each run left out as damaged (``where: what``).
     """
 
     format: str
@@ -43,6 +44,7 @@ class ExportSummary:
     runs_exported: int = 0
     samples: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    damaged: list[str] = field(default_factory=list)
 
     def skip(self, reason: str) -> None:
         """Count a run left out for ``reason``."""
@@ -169,9 +171,12 @@ def export_runs(
         options: Filters, scrubbing and format options.
         progress: Told after each run.
 
+    A damaged run (an unreadable ``run.json``, ``result.json`` or step line, values no run could
+    have) is left out and reported in :attr:`ExportSummary.damaged`; the export goes on.
+
     Raises:
         ExportError: For an unknown format or bad options.
-        StoreError: For a path with no runs or an unreadable run.
+        StoreError: For a path with no runs.
     """
     options = options or ExportOptions()
     check_options(options)
@@ -181,7 +186,16 @@ def export_runs(
     exporter = cls(Path(out), options)
     try:
         for done, path in enumerate(run_paths, start=1):
-            run = ExportRun(RunStore(path), options.scrubber)
+            try:
+                run = ExportRun(RunStore(path), options.scrubber)
+                for _ in run.store.iter_steps():  # a damaged line is found before anything is written
+                    pass
+            except StoreError as exc:
+                summary.skip("damaged")
+                summary.damaged.append(str(exc))
+                if progress is not None:
+                    progress(done, len(run_paths), summary)
+                continue
             if not options.filter.accepts_run(run.meta, run.result):
                 summary.skip("filtered out")
             elif options.filter.sources and exporter.episode_level and not _any_step_matches(run, options):

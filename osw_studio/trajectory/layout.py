@@ -37,6 +37,10 @@ RESULT_JSON = "result.json"
 SCREENS = "screens"
 FINAL_SCREEN = "final"
 SCHEMA_VERSION = 1
+MAX_SCREEN = 65535
+"""The largest screen side a run may record (X's limit is 32767): larger values mark a damaged run."""
+LAST_TIME = 253402300799.0
+"""The last second of the year 9999: a later (or NaN, or negative) time marks a damaged run."""
 
 
 class RunMeta(BaseModel):
@@ -75,12 +79,12 @@ class RunMeta(BaseModel):
     agent: str | None = None
     action_space: str | None = None
     observation_type: str | None = None
-    screen_width: int | None = None
-    screen_height: int | None = None
+    screen_width: int | None = Field(default=None, ge=1, le=MAX_SCREEN)
+    screen_height: int | None = Field(default=None, ge=1, le=MAX_SCREEN)
     settings: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
-    started_at: float = Field(default_factory=time.time)
-    finished_at: float | None = None
+    started_at: float = Field(default_factory=time.time, ge=0, le=LAST_TIME)
+    finished_at: float | None = Field(default=None, ge=0, le=LAST_TIME)
 
 
 def short_task_id(task_id: str, length: int = 8) -> str:

@@ -2,8 +2,8 @@ r"""Keeping secrets out of run stores and exports.
 
 Two guards: values under secret-named keys (``api_key``, ``token``, ``password``, ...) are dropped from
 settings snapshots, and every string written anywhere has API-key-shaped substrings and the known secret
-values replaced by ``[REDACTED]``. Typed text can additionally be scrubbed with user regexes (passwords a
-person typed into the guest, e-mail addresses, ...).
+values (plain, URL-encoded or inside base64) replaced by ``[REDACTED]``. Typed text can additionally be
+scrubbed with user regexes (passwords a person typed into the guest, e-mail addresses, ...).
 
 Examples:
     >>> s = Scrubber(secrets=["hunter2-very-secret"])
@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -50,6 +51,36 @@ _SECRET_NAME_RE = re.compile(
 )
 MIN_SECRET_LENGTH = 6
 """Known secret values shorter than this are not scrubbed (they would redact ordinary words)."""
+
+
+def encoded_forms(secret: str) -> list[str]:
+    r"""Regular expressions for ``secret`` as written plainly, URL-encoded or inside base64.
+
+    URL encoding may hit any character (``%73k-`` is ``sk-``), in upper or lower case hex. In base64 the
+    secret's encoding depends on its offset in the encoded data (0, 1 or 2 bytes after a 3-byte boundary),
+    so each offset gives the characters that only the secret's bytes determine; standard and URL-safe
+    alphabets both.
+
+    >>> import base64, re
+    >>> pattern = re.compile("|".join(encoded_forms("sk-secret-123")))
+    >>> bool(pattern.search(base64.b64encode(b"user:sk-secret-123").decode()))
+    True
+    >>> bool(pattern.search("key=%73k%2Dsecret-123")), bool(pattern.search("sk-secret-12"))
+    (True, False)
+    """
+    forms = [
+        "".join(f"(?:{re.escape(c)}|%(?i:{ord(c):02x}))" if ord(c) < 128 else re.escape(c) for c in secret)
+    ]
+    raw = secret.encode("utf-8")
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode()
+        start = -(-8 * offset // 6)  # the first character without bits of the bytes before
+        end = (8 * (offset + len(raw))) // 6  # the last character without bits of the bytes after
+        core = encoded[start:end]
+        if len(core) >= MIN_SECRET_LENGTH:
+            forms.append(re.escape(core))
+            forms.append(re.escape(core.replace("+", "-").replace("/", "_")))
+    return forms
 
 
 def is_secret_name(name: str) -> bool:
@@ -90,7 +121,8 @@ class Scrubber:
         replacement: str = REDACTED,
     ) -> None:
         known = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
-        self._known = re.compile("|".join(re.escape(s) for s in known)) if known else None
+        forms = sorted({form for secret in known for form in encoded_forms(secret)}, key=len, reverse=True)
+        self._known = re.compile("|".join(forms)) if forms else None
         self._typed = [re.compile(p) if isinstance(p, str) else p for p in typed_patterns]
         self.replacement = replacement
 

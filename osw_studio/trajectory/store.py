@@ -1,7 +1,9 @@
 """The run store reader: one episode's record, read lazily and tolerantly.
 
 A run whose ``result.json`` is missing, or whose last ``steps.jsonl`` line is torn (the process died while
-writing it), reads as ``interrupted``; every whole line before it reads back. Steps stream one line at a
+writing it), reads as ``interrupted``; every whole line before it reads back. A run store may come from
+elsewhere: its files are read only inside its folder (a symlink that leads out reads as a missing file),
+and folders of runs are walked without following symlinks. Steps stream one line at a
 time, so reading a long run costs the memory of one step. The layout is in
 :mod:`osw_studio.trajectory.layout`; the writer is :class:`osw_studio.runner.store.RunStoreWriter`.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from osw_studio.core.errors import StoreError
+from osw_studio.core.paths import contained
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.trajectory.layout import FINAL_SCREEN, RESULT_JSON, RUN_JSON, SCREENS, STEPS_JSONL, RunMeta
 
@@ -23,6 +26,22 @@ from osw_studio.trajectory.layout import FINAL_SCREEN, RESULT_JSON, RUN_JSON, SC
 def is_run_folder(path: Path) -> bool:
     """Whether ``path`` is a run folder (it has a ``run.json``)."""
     return (path / RUN_JSON).is_file()
+
+
+def _problem(exc: OSError | ValidationError) -> str:
+    """One line saying what is wrong with a file (the first problem pydantic found, without its URL)."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = len(exc.errors()) - 1
+    return f"{where + ': ' if where else ''}{first['msg']}" + (f" (and {more} more)" if more else "")
+
+
+def _inside(folder: Path, name: str) -> Path | None:
+    """``folder/name`` when it is a file that stays inside ``folder`` (symlinks resolved), else None."""
+    path = contained(folder, name)
+    return path if path is not None and path.is_file() else None
 
 
 class RunStore:
@@ -45,19 +64,30 @@ class RunStore:
             )
         self._torn_seen = False
 
+    def file(self, name: str) -> Path:
+        """The run's file ``name`` (``run.json``, ``steps.jsonl``, ...), kept inside the run folder.
+
+        Raises:
+            StoreError: If it is a symlink that leads out of the run folder.
+        """
+        path = self.path / name
+        if path.is_symlink() and contained(self.path, name) is None:
+            raise StoreError("a symlink that leads out of the run folder", where=str(path), hint="remove it")
+        return path
+
     @property
     def torn(self) -> bool:
         """Whether the last line of ``steps.jsonl`` is torn: cut short, or invalid (seen by iter_steps)."""
         if self._torn_seen:
             return True
         try:
-            with open(self.path / STEPS_JSONL, "rb") as f:
+            with open(self.file(STEPS_JSONL), "rb") as f:
                 f.seek(0, os.SEEK_END)
                 if f.tell() == 0:
                     return False
                 f.seek(-1, os.SEEK_END)
                 return f.read(1) != b"\n"
-        except OSError:
+        except (OSError, StoreError):
             return False
 
     @property
@@ -72,11 +102,11 @@ class RunStore:
         Raises:
             StoreError: If it is unreadable.
         """
-        file = self.path / RUN_JSON
+        file = self.file(RUN_JSON)
         try:
             return RunMeta.model_validate_json(file.read_bytes())
         except (OSError, ValidationError) as exc:
-            raise StoreError(f"unreadable run.json: {exc}", where=str(file)) from exc
+            raise StoreError(f"unreadable run.json: {_problem(exc)}", where=str(file)) from exc
 
     @cached_property
     def result(self) -> EpisodeResult | None:
@@ -85,13 +115,13 @@ class RunStore:
         Raises:
             StoreError: If the file exists but is unreadable.
         """
-        file = self.path / RESULT_JSON
+        file = self.file(RESULT_JSON)
         if not file.is_file():
             return None
         try:
             return EpisodeResult.model_validate_json(file.read_bytes())
         except (OSError, ValidationError) as exc:
-            raise StoreError(f"unreadable result.json: {exc}", where=str(file)) from exc
+            raise StoreError(f"unreadable result.json: {_problem(exc)}", where=str(file)) from exc
 
     @property
     def status(self) -> str:
@@ -111,7 +141,7 @@ class RunStore:
         Raises:
             StoreError: If a line other than the last is not a valid step.
         """
-        file = self.path / STEPS_JSONL
+        file = self.file(STEPS_JSONL)
         if not file.is_file():
             return
         self._torn_seen = False
@@ -149,7 +179,7 @@ class RunStore:
 
     def count_steps(self) -> int:
         """The number of whole step lines, counted without parsing them."""
-        file = self.path / STEPS_JSONL
+        file = self.file(STEPS_JSONL)
         if not file.is_file():
             return 0
         with open(file, "rb") as f:
@@ -166,16 +196,15 @@ class RunStore:
     def final_screen_path(self) -> Path | None:
         """The screen as it was when the episode ended, when saved."""
         for ext in ("png", "jpg"):
-            path = self.path / SCREENS / f"{FINAL_SCREEN}.{ext}"
-            if path.is_file():
+            path = _inside(self.path, f"{SCREENS}/{FINAL_SCREEN}.{ext}")
+            if path is not None:
                 return path
         return None
 
     def _screen_file(self, name: str | None) -> Path | None:
         if not name:
             return None
-        path = self.path / SCREENS / Path(name).name
-        return path if path.is_file() else None
+        return _inside(self.path, f"{SCREENS}/{Path(name).name}")
 
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
@@ -209,7 +238,11 @@ def _walk(path: Path) -> Iterator[Path]:
     if not path.is_dir():
         return
     try:
-        children = sorted(entry.name for entry in os.scandir(path) if entry.is_dir() and entry.name[0] != ".")
+        children = sorted(
+            entry.name
+            for entry in os.scandir(path)
+            if entry.is_dir(follow_symlinks=False) and entry.name[0] != "."
+        )
     except OSError as exc:
         raise StoreError(f"cannot list the folder: {exc.strerror}", where=str(path)) from exc
     for name in children:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -201,7 +200,7 @@ class ImageSink:
 
     Args:
         out: The export folder.
-        mode: ``copy`` (hard link when possible, else copy, to ``folder``) or ``embed`` (a ``data:`` URL).
+        mode: ``copy`` (a copy in ``folder``) or ``embed`` (a ``data:`` URL).
         folder: Where copies go, relative to ``out``; ``{run_id}`` is filled in.
     """
 
@@ -226,14 +225,15 @@ def data_url(path: Path) -> str:
 
 
 def place_file(src: Path, dest: Path) -> None:
-    """Hard-link ``src`` to ``dest`` (a copy when linking is impossible); an existing ``dest`` is kept."""
-    if dest.exists():
+    """Copy ``src`` to ``dest``; an existing ``dest`` is kept.
+
+    Never a hard link: an export is shared and edited on its own, and a change to it must not reach back
+    into the run store (nor a run store's link reach a file outside it).
+    """
+    if dest.exists() or dest.is_symlink():
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dest)
-    except OSError:
-        shutil.copyfile(src, dest)
+    shutil.copyfile(src.resolve(), dest)
 
 
 class Exporter(ABC):
