@@ -24,7 +24,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from osw_studio.core.errors import StoreError
-from osw_studio.trajectory.store import RunStore, iter_runs
+from osw_studio.core.paths import name_problem
+from osw_studio.trajectory.store import RunStore, is_run_folder, iter_runs
 
 SUMMARY_JSON = "summary.json"
 RUNS_DIR = "runs"
@@ -390,16 +391,31 @@ def load_outcomes(path: str | Path) -> tuple[str, list[TaskOutcome]]:
     )
 
 
-def _model_of(folder: Path, outcome: TaskOutcome) -> str | None:
-    if outcome.run_id is None:
+def run_folder(folder: Path, run_id: str | None) -> Path | None:
+    """The run store of ``run_id`` in a results folder (``runs/<run id>`` or ``<run id>``), when it exists.
+
+    ``run_id`` comes from ``summary.json``, which may have been edited: it must be a plain name
+    (:mod:`osw_studio.core.paths`), so it never leads out of ``folder``.
+
+    >>> run_folder(Path("."), "../../elsewhere") is None
+    True
+    """
+    if run_id is None or name_problem(run_id) is not None:
         return None
-    for candidate in (folder / RUNS_DIR / outcome.run_id, folder / outcome.run_id):
-        if candidate.is_dir():
-            try:
-                return RunStore(candidate).meta.model
-            except StoreError:
-                return None
+    for candidate in (folder / RUNS_DIR / run_id, folder / run_id):
+        if is_run_folder(candidate):
+            return candidate
     return None
+
+
+def _model_of(folder: Path, outcome: TaskOutcome) -> str | None:
+    candidate = run_folder(folder, outcome.run_id)
+    if candidate is None:
+        return None
+    try:
+        return RunStore(candidate).meta.model
+    except StoreError:
+        return None
 
 
 def write_summary(path: Path, summary: BatchSummary) -> None:

@@ -27,8 +27,15 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.core.errors import OswError
-from osw_studio.runner.summary import RUNS_DIR, DomainStats, Stats, TaskOutcome, compute_stats, load_outcomes
-from osw_studio.trajectory.store import RunStore, is_run_folder
+from osw_studio.runner.summary import (
+    DomainStats,
+    Stats,
+    TaskOutcome,
+    compute_stats,
+    load_outcomes,
+    run_folder,
+)
+from osw_studio.trajectory.store import RunStore
 
 TABLE_COLUMNS = ["Domain", "Tasks", "Successes", "Rate", "Errors"]
 TASK_COLUMNS = ["Task", "Domain", "Score", "Status", "Steps", "Time", "Error"]
@@ -269,12 +276,9 @@ class ResultsView(QWidget):
 
     def run_path(self, outcome: TaskOutcome) -> Path | None:
         """The run store folder of a task's outcome, when it exists."""
-        if self.folder is None or outcome.run_id is None:
+        if self.folder is None:
             return None
-        for candidate in (self.folder / RUNS_DIR / outcome.run_id, self.folder / outcome.run_id):
-            if is_run_folder(candidate):
-                return candidate
-        return None
+        return run_folder(self.folder, outcome.run_id)
 
     def open_selected(self) -> None:
         """Open the selected task's run (nothing happens for a task without a run store)."""

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported (the run history and results views)
+
 
 def _outside_tmp() -> Path:
     """A writable folder outside /tmp (the local sandbox hides /tmp, so a secret there proves less)."""

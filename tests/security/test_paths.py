@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytestqt.qtbot import QtBot
 
 from osw_studio.cli import main
 from osw_studio.core.errors import OswError, TaskError
@@ -356,3 +357,22 @@ def test_tasks_check_runs_nothing_of_a_task_that_writes_the_users_login_script(v
     assert "absolute host paths are refused" in proc.stdout and "$.evaluator.result.dest" in proc.stdout
     assert "Traceback" not in proc.stderr
     assert victim.untouched()
+
+
+def test_a_run_id_in_an_edited_summary_does_not_open_a_run_outside_the_results(
+    victim: Victim, tmp_path: Path, qtbot: QtBot
+) -> None:
+    from osw_studio.runner.summary import BatchSummary, TaskOutcome, write_summary
+    from osw_studio.ui.results_view import ResultsView
+    from tests.fakes.runs import SyntheticRun, write_run
+
+    outside = write_run(victim.home / "private-runs", SyntheticRun(task_id="private"))
+    results = tmp_path / "results"
+    results.mkdir()
+    sneaky = str(outside)  # an absolute path: ``folder / "runs" / sneaky`` is ``sneaky``
+    escape = TaskOutcome(task_id="t", domain="os", status="finished", score=1.0, run_id=sneaky)
+    write_summary(results, BatchSummary(tasks=[escape]))
+    view = ResultsView(results)
+    qtbot.addWidget(view)
+    assert (results / "runs" / sneaky).resolve() == outside.resolve()  # what the old lookup opened
+    assert view.run_path(escape) is None
