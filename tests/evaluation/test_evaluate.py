@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from osw_studio.core.actions import Action, Done, Fail
-from osw_studio.core.errors import EvaluationError
+from osw_studio.core.errors import EvaluationError, TaskError
 from osw_studio.core.observation import Observation
 from osw_studio.core.task import SetupStep, Task
 from osw_studio.envs.base import Env
@@ -222,5 +222,5 @@ async def test_relative_expected_files_resolve_in_the_folder_the_env_was_reset_w
         }
     )
     assert (await evaluate(env, t, [Done()])).score == 1.0
-    with pytest.raises(EvaluationError):
+    with pytest.raises(TaskError, match="relative to the task's folder, which is not known here"):
         await evaluate(StandInEnv(files=env.guest.files), t, [Done()])
