@@ -1,20 +1,26 @@
 """``LocalProvider``: the default provider, a throwaway desktop on this machine with no VM.
 
-Per env it starts, in order: Xvfb on a free display number (``-displayfd``), then openbox and a D-Bus
-session bus (``dbus-daemon --print-address``), then AT-SPI's bus launcher (for the accessibility tree)
-and the guest server (``python -m osw_studio.guest --port 0``: it binds a free 127.0.0.1 port itself and
-names it in its ready line) with a random token
-(given through ``OSW_GUEST_TOKEN``, so it never shows in ``ps``). The env is ready when the guest
-server writes its ``--ready-file``.
+Per env it starts, in order: Xvfb on a free display number (``-displayfd``) with a fresh X cookie
+(``-auth``; :mod:`osw_studio.envs.xauth`), then openbox and a D-Bus session bus
+(``dbus-daemon --print-address``), then AT-SPI's bus launcher (for the accessibility tree) and the
+guest server (``python -m osw_studio.guest --unix-socket ...``) with a random token (given through
+``OSW_GUEST_TOKEN``, so it never shows in ``ps``). The env is ready when the guest server writes its
+``--ready-file``.
 
-When ``bwrap`` (bubblewrap) is installed, each process runs inside it: the real ``/`` read-only, a
-private ``/tmp`` shared by the env's processes, and a throwaway HOME mounted at ``/home/user`` (the
-path OSWorld's tasks write to); the user's real HOME, ``/home`` and ``/run/user`` are hidden.
-``--unshare-pid --die-with-parent`` means everything an env starts, including apps launched in the
-guest, dies with it. Without bwrap, HOME and TMPDIR still point into the
-env's own folder and ``setpriv --pdeathsig`` ties each process to this one; but then processes
+The guest server listens on a Unix socket in the env's folder (mode 0600). The env's client talks to
+that socket; a :class:`~osw_studio.envs.relay.Relay` gives the same server a URL on the host's
+127.0.0.1 (on a free port of its own) for the viewer and OSWorld's host code, still behind the token.
+
+When ``bwrap`` (bubblewrap) is installed, each process runs inside it, as
+:mod:`osw_studio.envs.sandbox` describes: a user namespace with no capabilities (also when started by
+root), only the system folders read-only, a private ``/tmp`` shared by the env's processes whose
+``/tmp/.X11-unix`` holds only the env's own display socket, a throwaway HOME mounted at ``/home/user``
+(the path OSWorld's tasks write to), and no network (no host sockets, abstract ones included, no
+host loopback services). ``--unshare-pid --die-with-parent`` means everything an env starts,
+including apps launched in the guest, dies with it. Without bwrap, HOME and TMPDIR still point into
+the env's own folder and ``setpriv --pdeathsig`` ties each process to this one; but then processes
 that those start (AT-SPI's private bus, apps launched in the guest) can outlive a parent killed with
-SIGKILL, as nothing reaps them (a clean exit still stops them all).
+SIGKILL, as nothing reaps them (a clean exit still stops them all), and nothing confines them.
 
 Every process joins one process group and is tracked by PID; :meth:`LocalEnv.close` stops them all
 (SIGTERM, then SIGKILL after a grace period); an ``atexit`` hook does the same if the app exits
@@ -40,14 +46,16 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
+import httpx
+
 from osw_studio.core.errors import GuestError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.ready import ReadyLine, parse_ready
+from osw_studio.envs.relay import Relay
 from osw_studio.envs.remote import RemoteEnv
+from osw_studio.envs.sandbox import SANDBOX_HOME, Sandbox
 from osw_studio.envs.setup import SetupOptions
-
-SANDBOX_HOME = "/home/user"
-"""HOME inside the sandbox: OSWorld's tasks name files under ``/home/user``."""
+from osw_studio.envs.xauth import write_cookie_file
 
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
 
@@ -101,43 +109,20 @@ def is_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def hide_user_files(home: Path, keep: list[Path], *, run_user: bool = True) -> list[str]:
-    """The bwrap arguments that hide ``/home``, the user's real HOME and ``/run/user`` from the sandbox.
+def _needed_paths(python: str) -> tuple[Path, ...]:
+    """What a sandboxed guest server needs from the host, shown read-only wherever it lives.
 
-    The real HOME holds keys (``~/.ssh``, ``~/.gnupg``, the keyring) and ``/run/user`` the user's D-Bus
-    (the Secret Service). What the sandbox needs from under them (``keep``: the Python and the
-    package that run the guest server) stays visible, read-only. A HOME under ``/tmp`` is hidden by
-    the sandbox's private ``/tmp`` already.
-
-    Examples:
-        >>> hide_user_files(Path("/root"), [Path("/usr")], run_user=False)
-        ['--tmpfs', '/home', '--tmpfs', '/root']
-        >>> hide_user_files(Path("/home/ann"), [Path("/home/ann/venv")], run_user=False)
-        ['--tmpfs', '/home', '--ro-bind', '/home/ann/venv', '/home/ann/venv']
+    This Python's prefixes, the one ``python`` names (a venv's ``python`` links into its base), this
+    package, and the package folders on ``sys.path`` (a ``.pth`` file may add them); never the
+    current folder or other entries of ``PYTHONPATH``, which may be the user's HOME.
     """
-    hidden = [Path("/home")]
-    if home != Path("/") and not any(home.is_relative_to(p) for p in ("/home", "/tmp")):
-        hidden.append(home)
-    if run_user:
-        hidden.append(Path("/run/user"))
-    args: list[str] = []
-    for path in hidden:
-        args += ["--tmpfs", str(path)]
-    for path in dict.fromkeys(keep):
-        if any(path.is_relative_to(h) for h in hidden):
-            args += ["--ro-bind", str(path), str(path)]
-    return args
-
-
-def _hidden_mounts() -> list[str]:
-    """:func:`hide_user_files` for this machine: its HOME, this Python and the osw_studio package."""
     import osw_studio
 
     package = Path(osw_studio.__file__).resolve().parent.parent
-    keep = [p for p in (Path(sys.prefix), Path(sys.base_prefix), package) if p.exists()]
-    home = Path.home()
-    # bwrap cannot mount over a path that does not exist on the read-only root.
-    return hide_user_files(home if home.is_dir() else Path("/"), keep, run_user=Path("/run/user").is_dir())
+    venv = Path(python).absolute().parent.parent
+    paths = [Path(sys.prefix), Path(sys.base_prefix), venv, Path(python).resolve().parent.parent, package]
+    paths += [Path(p) for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    return tuple(p for p in dict.fromkeys(paths) if p.is_absolute() and p.exists())
 
 
 def _ensure_x11_dir() -> None:
@@ -160,15 +145,23 @@ class LocalSession:
 
     Args:
         sandbox: Run each process inside bubblewrap.
+        keep: Host paths the sandboxed processes need, shown read-only (the Python that runs the guest
+            server, this package); the system folders are always shown.
     """
 
-    def __init__(self, *, sandbox: bool) -> None:
+    def __init__(self, *, sandbox: bool, keep: tuple[Path, ...] = ()) -> None:
         self.sandbox = sandbox
         self.root = Path(tempfile.mkdtemp(prefix="osw-env-"))
         self.home = self.root / "home"
         self.tmp = self.root / "tmp"
         for folder in (self.home, self.tmp, self.tmp / "runtime"):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.jail = Sandbox(self.home, self.tmp, keep)
+        self.xauthority = self.tmp / ".Xauthority"
+        """The env's X cookie file (host path); only the env's processes are given it."""
+        self.guest_socket = self.tmp / "guest.sock"
+        """The guest server's Unix socket (host path)."""
+        self.relay: Relay | None = None
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.pgid: int | None = None
         self.display = ""
@@ -201,34 +194,25 @@ class LocalSession:
             "QT_ACCESSIBILITY": "1",
             "ACCESSIBILITY_ENABLED": "1",
             "GTK_MODULES": "gail:atk-bridge",
+            "XAUTHORITY": f"{self.tmp_inside}/.Xauthority",
         }
         if self.display:
             env["DISPLAY"] = self.display
         env.update(extra)
         return env
 
+    def x_environment(self) -> dict[str, str]:
+        """``DISPLAY`` and ``XAUTHORITY`` for a host process that should reach this env's display."""
+        return {"DISPLAY": self.display, "XAUTHORITY": str(self.xauthority)}
+
     # --- starting ------------------------------------------------------------------------------------
 
     def _wrap(self, argv: list[str], *, real_tmp: bool) -> list[str]:
         if self.sandbox:
-            tmp = ["--bind", "/tmp", "/tmp"] if real_tmp else ["--bind", str(self.tmp), "/tmp"]
-            if not real_tmp:
-                tmp += ["--bind", "/tmp/.X11-unix", "/tmp/.X11-unix"]
-            return [
-                "bwrap",
-                "--ro-bind", "/", "/",
-                "--dev", "/dev",
-                "--proc", "/proc",
-                "--tmpfs", "/dev/shm",
-                *tmp,
-                *_hidden_mounts(),
-                "--bind", str(self.home), SANDBOX_HOME,
-                "--chdir", SANDBOX_HOME,
-                "--unshare-pid",
-                "--die-with-parent",
-                "--",
-                *argv,
-            ]  # fmt: skip
+            if real_tmp:
+                return self.jail.display_server(argv, readable=[self.xauthority])
+            socket_path = Path(f"/tmp/.X11-unix/X{self.display[1:]}") if self.display else None
+            return self.jail.process(argv, socket_path)
         if shutil.which("setpriv"):
             return ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         return argv
@@ -312,6 +296,7 @@ class LocalSession:
     async def start_display(self, screen: tuple[int, int], limit: float) -> str:
         """Start Xvfb on a free display number; return ``:N``."""
         _ensure_x11_dir()
+        write_cookie_file(self.xauthority)
         read_fd, write_fd = os.pipe()
         try:
             size = f"{screen[0]}x{screen[1]}x24"
@@ -320,7 +305,7 @@ class LocalSession:
             # could then make openbox's first connection fail, leaving the desktop with no window
             # manager (seen under load as setup's activate_window finding no window).
             argv = ["Xvfb", "-displayfd", str(write_fd), "-noreset", "-screen", "0", size]
-            argv += ["-nolisten", "tcp"]
+            argv += ["-nolisten", "tcp", "-auth", str(self.xauthority)]
             self.spawn("xvfb", argv, self.environment(), real_tmp=True, pass_fds=(write_fd,))
             os.close(write_fd)
             write_fd = -1
@@ -400,6 +385,9 @@ class LocalSession:
     def kill(self, pids: set[int] | None = None) -> None:
         """SIGKILL every process of the env now, reap them and delete the folder (atexit uses this)."""
         pids = (pids or set()) | self.pids()
+        if self.relay is not None:
+            self.relay.close()
+            self.relay = None
         self._signal({pid for pid in pids if is_alive(pid)}, signal.SIGKILL)
         for proc in self.processes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -469,6 +457,7 @@ class LocalProvider:
         self.ready_timeout = ready_timeout
         self.python = python
         self.atspi = accessibility and Path(AT_SPI_LAUNCHER).exists()
+        self.keep = _needed_paths(python)
 
     async def create(
         self,
@@ -483,7 +472,7 @@ class LocalProvider:
         Raises:
             GuestError: If a part does not start (naming it and quoting its log).
         """
-        session = LocalSession(sandbox=self.sandbox)
+        session = LocalSession(sandbox=self.sandbox, keep=self.keep)
         try:
             env = await self._start(session, screen or self.screen, setup, retry, client_options)
         except BaseException:
@@ -509,13 +498,17 @@ class LocalProvider:
         token = secrets.token_urlsafe(24)
         ready_file = session.tmp / "guest.ready"
         ready_inside = f"{session.tmp_inside}/guest.ready"
+        # A Unix socket in the env's folder (mode 0600), not a TCP port: the sandbox has no network
+        # the host could reach, and no other user can connect to it, token or not.
         argv = [self.python, "-m", "osw_studio.guest", "--display", session.display]
-        # Port 0: the server binds a free port itself and names it in its ready line. A port picked
-        # here and handed over could be taken in between (e.g. by an env starting in parallel).
-        argv += ["--host", "127.0.0.1", "--port", "0", "--ready-file", ready_inside]
+        argv += ["--unix-socket", f"{session.tmp_inside}/guest.sock", "--ready-file", ready_inside]
         session.spawn("guest", argv, {**env_vars, "OSW_GUEST_TOKEN": token})
-        ready = await session.wait_ready_file(ready_file, "guest", timeout)
-        client = GuestClient(f"http://127.0.0.1:{ready.port}", token, retry=retry, **client_options)
+        await session.wait_ready_file(ready_file, "guest", timeout)
+        # The relay picks its own free port (a port picked here and handed over could be taken by
+        # an env starting in parallel); the env's own client skips it and uses the socket.
+        session.relay = Relay(session.guest_socket)
+        client_options.setdefault("transport", httpx.AsyncHTTPTransport(uds=str(session.guest_socket)))
+        client = GuestClient(session.relay.url, token, retry=retry, **client_options)
         env = LocalEnv(client, session, setup=setup)
         try:
             await env.connect()
