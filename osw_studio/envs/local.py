@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -53,7 +54,7 @@ from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.ready import ReadyLine, parse_ready
 from osw_studio.envs.relay import Relay
 from osw_studio.envs.remote import RemoteEnv
-from osw_studio.envs.sandbox import SANDBOX_HOME, Sandbox
+from osw_studio.envs.sandbox import GUEST_DNS, NETWORK_MODES, SANDBOX_HOME, Sandbox
 from osw_studio.envs.setup import SetupOptions
 from osw_studio.envs.xauth import write_cookie_file
 
@@ -147,10 +148,12 @@ class LocalSession:
         sandbox: Run each process inside bubblewrap.
         keep: Host paths the sandboxed processes need, shown read-only (the Python that runs the guest
             server, this package); the system folders are always shown.
+        network: The guest server's network, ``none`` or ``outbound`` (see :class:`LocalProvider`).
     """
 
-    def __init__(self, *, sandbox: bool, keep: tuple[Path, ...] = ()) -> None:
+    def __init__(self, *, sandbox: bool, keep: tuple[Path, ...] = (), network: str = "none") -> None:
         self.sandbox = sandbox
+        self.network = network
         self.root = Path(tempfile.mkdtemp(prefix="osw-env-"))
         self.home = self.root / "home"
         self.tmp = self.root / "tmp"
@@ -207,12 +210,16 @@ class LocalSession:
 
     # --- starting ------------------------------------------------------------------------------------
 
-    def _wrap(self, argv: list[str], *, real_tmp: bool) -> list[str]:
+    def _wrap(self, argv: list[str], *, real_tmp: bool, info_fd: int | None = None) -> list[str]:
         if self.sandbox:
             if real_tmp:
                 return self.jail.display_server(argv, readable=[self.xauthority])
             socket_path = Path(f"/tmp/.X11-unix/X{self.display[1:]}") if self.display else None
-            return self.jail.process(argv, socket_path)
+            resolv = None
+            if info_fd is not None:
+                resolv = self.root / "resolv.conf"
+                resolv.write_text(f"nameserver {GUEST_DNS}\n")
+            return self.jail.process(argv, socket_path, resolv_conf=resolv, info_fd=info_fd)
         if shutil.which("setpriv"):
             return ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         return argv
@@ -226,13 +233,24 @@ class LocalSession:
         real_tmp: bool = False,
         pass_fds: tuple[int, ...] = (),
         stdout_pipe: bool = False,
+        info_fd: int | None = None,
+        wrap: bool = True,
     ) -> subprocess.Popen[bytes]:
-        """Start one process of the env, logged to ``<root>/<name>.log``, in the env's process group."""
+        """Start one process of the env, logged to ``<root>/<name>.log``, in the env's process group.
+
+        ``info_fd``: a pipe for bwrap's ``--info-fd`` (the sandbox's pid, for its network);
+        ``wrap=False``: a helper of ours that runs on the host side (slirp4netns).
+        """
         log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - closed in stop()
         self._logs.append(log)
+        if info_fd is not None:
+            pass_fds = (*pass_fds, info_fd)
+        command = self._wrap(argv, real_tmp=real_tmp, info_fd=info_fd) if wrap else argv
+        if not wrap and shutil.which("setpriv"):
+            command = ["setpriv", "--pdeathsig", "KILL", "--", *command]
         try:
             proc = subprocess.Popen(
-                self._wrap(argv, real_tmp=real_tmp),
+                command,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if stdout_pipe else log,
@@ -336,6 +354,39 @@ class LocalSession:
         assert proc.stdout is not None
         return await self.read_line(proc.stdout.fileno(), "dbus", limit)
 
+    async def start_outbound(self, info_read_fd: int, name: str, limit: float) -> None:
+        """Give the sandbox of process ``name`` outbound access: slirp4netns, host loopback refused.
+
+        bwrap names the sandbox's pid on ``info_read_fd`` (which this closes); slirp4netns joins that
+        process's user and network namespaces, brings up ``tap0`` (10.0.2.100, DNS 10.0.2.3) and
+        says when it is ready.
+        """
+        loop = asyncio.get_running_loop()
+
+        def read_all() -> bytes:
+            with os.fdopen(info_read_fd, "rb") as pipe:
+                return pipe.read()
+
+        where = str(self.root / f"{name}.log")
+        try:
+            info = json.loads(await asyncio.wait_for(loop.run_in_executor(None, read_all), limit))
+            pid = int(info["child-pid"])
+        except (TimeoutError, ValueError, KeyError, TypeError):
+            raise GuestError(f"{name}'s sandbox did not start: {self.log_tail(name)}", where=where) from None
+        ready_read, ready_write = os.pipe()
+        try:
+            argv = ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback"]
+            argv += ["--enable-sandbox", "--enable-seccomp", f"--ready-fd={ready_write}"]
+            argv += [f"--userns-path=/proc/{pid}/ns/user", "--netns-type=path", f"/proc/{pid}/ns/net", "tap0"]
+            self.spawn("network", argv, self.environment(), pass_fds=(ready_write,), wrap=False)
+            os.close(ready_write)
+            ready_write = -1
+            await self.read_line(ready_read, "network", limit)
+        finally:
+            os.close(ready_read)
+            if ready_write >= 0:
+                os.close(ready_write)
+
     async def wait_ready_file(self, path: Path, name: str, limit: float) -> ReadyLine:
         """Wait for the guest server's ready line (polling the file it writes once)."""
         proc = self.processes[name]
@@ -431,6 +482,27 @@ class LocalEnv(RemoteEnv):
             self.session.processes.clear()
 
 
+def check_network(network: str, *, sandbox: bool) -> None:
+    """Check that ``network`` is a network mode this machine can give a local env.
+
+    Raises:
+        GuestError: If ``network`` is unknown, or ``outbound`` is asked of a sandbox without
+            slirp4netns.
+    """
+    if network not in NETWORK_MODES:
+        raise GuestError(
+            f"unknown network {network!r} for the local provider",
+            where="network",
+            hint=f"use one of: {', '.join(NETWORK_MODES)}",
+        )
+    if network == "outbound" and sandbox and shutil.which("slirp4netns") is None:
+        raise GuestError(
+            "outbound network for the local sandbox needs slirp4netns, which is not installed",
+            where="network",
+            hint="install slirp4netns (make setup does), or use network none",
+        )
+
+
 class LocalProvider:
     """The ``local`` provider: sandboxed Xvfb desktops on this machine.
 
@@ -440,6 +512,13 @@ class LocalProvider:
         accessibility: Start AT-SPI so the accessibility tree works.
         ready_timeout: Seconds to wait for each part to start.
         python: The Python that runs the guest server.
+        network: What the guest may reach: ``none`` (the default: nothing, not even this machine's
+            loopback) or ``outbound`` (the internet through slirp4netns, for tasks that browse; still
+            not this machine's loopback services nor its sockets). Only the sandbox enforces it:
+            without bwrap the guest shares this machine's network.
+
+    Raises:
+        GuestError: If ``network`` is not one this machine can give (:func:`check_network`).
     """
 
     def __init__(
@@ -450,9 +529,12 @@ class LocalProvider:
         accessibility: bool = True,
         ready_timeout: float = 20.0,
         python: str = sys.executable,
+        network: str = "none",
     ) -> None:
         self.screen = screen
         self.sandbox = shutil.which("bwrap") is not None if sandbox is None else sandbox
+        check_network(network, sandbox=self.sandbox)
+        self.network = network
         self.accessibility = accessibility
         self.ready_timeout = ready_timeout
         self.python = python
@@ -465,14 +547,20 @@ class LocalProvider:
         screen: tuple[int, int] | None = None,
         setup: SetupOptions | None = None,
         retry: RetryPolicy | None = None,
+        network: str | None = None,
         **client_options: Any,
     ) -> LocalEnv:
         """Start a desktop and its guest server; return the env once the server is ready.
 
+        ``network`` overrides the provider's for this env (``--provider local network=outbound``).
+
         Raises:
-            GuestError: If a part does not start (naming it and quoting its log).
+            GuestError: If a part does not start (naming it and quoting its log), or ``network`` is
+                not one this machine can give.
         """
-        session = LocalSession(sandbox=self.sandbox, keep=self.keep)
+        network = network or self.network
+        check_network(network, sandbox=self.sandbox)
+        session = LocalSession(sandbox=self.sandbox, keep=self.keep, network=network)
         try:
             env = await self._start(session, screen or self.screen, setup, retry, client_options)
         except BaseException:
@@ -502,7 +590,19 @@ class LocalProvider:
         # the host could reach, and no other user can connect to it, token or not.
         argv = [self.python, "-m", "osw_studio.guest", "--display", session.display]
         argv += ["--unix-socket", f"{session.tmp_inside}/guest.sock", "--ready-file", ready_inside]
-        session.spawn("guest", argv, {**env_vars, "OSW_GUEST_TOKEN": token})
+        guest_env = {**env_vars, "OSW_GUEST_TOKEN": token}
+        if self.sandbox and session.network == "outbound":
+            info_read, info_write = os.pipe()
+            try:
+                session.spawn("guest", argv, guest_env, info_fd=info_write)
+            except BaseException:
+                os.close(info_read)
+                raise
+            finally:
+                os.close(info_write)
+            await session.start_outbound(info_read, "guest", timeout)
+        else:
+            session.spawn("guest", argv, guest_env)
         await session.wait_ready_file(ready_file, "guest", timeout)
         # The relay picks its own free port (a port picked here and handed over could be taken by
         # an env starting in parallel); the env's own client skips it and uses the socket.

@@ -18,7 +18,10 @@ What a process inside sees and can do:
 - **No network** (``--unshare-net``): a network namespace with only its own loopback. Abstract Unix
   sockets (which have no file to hide) belong to a network namespace, so the host's (a D-Bus bus,
   X servers') are out of reach too, as are services on the host's 127.0.0.1. The guest server listens
-  on a Unix socket in the env's folder and the host connects to that.
+  on a Unix socket in the env's folder and the host connects to that. With ``network="outbound"``
+  (tasks that browse the web), slirp4netns gives the guest server's namespace a user-mode NAT to
+  the outside with ``--disable-host-loopback``: the host's 127.0.0.1 stays out of reach (its alias
+  10.0.2.2 is refused), and so do the host's abstract and filesystem sockets.
 - **No terminal** (``--new-session``): a process cannot reach the terminal that started the app
   (``TIOCSTI`` would let it type commands into the user's shell).
 - ``--unshare-pid --die-with-parent``: everything it starts dies with it.
@@ -36,6 +39,12 @@ SANDBOX_HOME = "/home/user"
 
 SANDBOX_UID = 1000
 """The uid inside the sandbox when the caller is root."""
+
+NETWORK_MODES = ("none", "outbound")
+"""The guest's network: ``none`` (the default) or ``outbound`` (slirp4netns, no host loopback)."""
+
+GUEST_DNS = "10.0.2.3"
+"""slirp4netns's DNS forwarder, the guest's only name server with ``outbound``."""
 
 SYSTEM_PATHS = (
     "/usr",
@@ -144,8 +153,27 @@ class Sandbox:
         common = self.common(own_network=False)
         return ["bwrap", *common, "--bind", "/tmp", "/tmp", *files, "--", *argv]
 
-    def process(self, argv: list[str], display_socket: Path | None) -> list[str]:
-        """The command line for every other process of the env (openbox, D-Bus, the guest server)."""
+    def process(
+        self,
+        argv: list[str],
+        display_socket: Path | None,
+        *,
+        resolv_conf: Path | None = None,
+        info_fd: int | None = None,
+    ) -> list[str]:
+        """The command line for every other process of the env (openbox, D-Bus, the guest server).
+
+        Args:
+            argv: The command.
+            display_socket: The env's X socket on the host, shown as the only one in ``/tmp/.X11-unix``.
+            resolv_conf: With ``outbound`` network, the file shown as ``/etc/resolv.conf``.
+            info_fd: A pipe bwrap writes ``{"child-pid": N}`` to (where slirp4netns attaches).
+        """
+        extra: list[str] = []
+        if resolv_conf is not None:
+            extra += ["--ro-bind", str(resolv_conf), "/etc/resolv.conf"]
+        if info_fd is not None:
+            extra += ["--info-fd", str(info_fd)]
         x11: list[str] = []
         if display_socket is not None:
             inside = f"/tmp/.X11-unix/{display_socket.name}"
@@ -158,6 +186,7 @@ class Sandbox:
             "--tmpfs", "/home",
             "--bind", str(self.home), SANDBOX_HOME,
             *keep_mounts(self.keep),
+            *extra,
             "--chdir", SANDBOX_HOME,
             "--",
             *argv,

@@ -281,3 +281,42 @@ def test_a_checkout_and_venv_under_tmp_run_the_sandbox(tmp_path: Path) -> None:
     report = json.loads(child.stdout.strip().splitlines()[-1])
     assert Path(report.pop("package")).is_relative_to(checkout)
     assert report == {"home": "/home/user", "size": [640, 480]}
+
+
+# --- outbound network, when a task needs it --------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("slirp4netns") is None, reason="slirp4netns is not installed")
+async def test_outbound_network_still_keeps_the_hosts_loopback_and_sockets_out(host_home: Path) -> None:
+    """``network=outbound`` gives the guest a route out (slirp4netns) but not to this machine's 127.0.0.1."""
+    tcp = Listener(socket.AF_INET, ("127.0.0.1", 0))
+    name = f"osw-test-{secrets.token_hex(6)}"
+    abstract = Listener(socket.AF_UNIX, "\0" + name)
+    port = tcp.sock.getsockname()[1]
+    provider = LocalProvider(screen=(640, 480), sandbox=True, accessibility=False, network="outbound")
+    env = await provider.create()
+    try:
+        routes = await run_task_step(env, "cat /proc/net/route; cat /etc/resolv.conf")
+        # 10.0.2.2 is slirp's alias of the host's loopback; 127.0.0.1 is the sandbox's own.
+        probes = "; ".join(
+            connect_probe(target)
+            for target in (f"tcp:10.0.2.2:{port}", f"tcp:127.0.0.1:{port}", f"abstract:{name}")
+        )
+        output = await run_task_step(env, probes)
+    finally:
+        await env.close()
+        tcp.close()
+        abstract.close()
+    default = [line.split() for line in routes.splitlines() if line.startswith("tap0")]
+    assert ["tap0", "00000000"] in [fields[:2] for fields in default], routes
+    assert "nameserver 10.0.2.3" in routes
+    assert "REACHED" not in output, output
+    assert not tcp.connected.is_set() and not abstract.connected.is_set()
+
+
+def test_an_unknown_network_mode_is_a_clear_error() -> None:
+    from osw_studio.core.errors import GuestError
+
+    with pytest.raises(GuestError, match="unknown network 'internet'") as caught:
+        LocalProvider(sandbox=True, network="internet")
+    assert "none, outbound" in str(caught.value)
