@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -59,6 +60,9 @@ from osw_studio.envs.setup import SetupOptions
 from osw_studio.envs.xauth import write_cookie_file
 
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+
+_NS_GET_USERNS = 0xB701
+"""ioctl on a namespace file: a file descriptor of the user namespace that owns it (linux/nsfs.h)."""
 
 _LIVE: weakref.WeakSet[LocalSession] = weakref.WeakSet()
 
@@ -373,19 +377,30 @@ class LocalSession:
             pid = int(info["child-pid"])
         except (TimeoutError, ValueError, KeyError, TypeError):
             raise GuestError(f"{name}'s sandbox did not start: {self.log_tail(name)}", where=where) from None
-        ready_read, ready_write = os.pipe()
         try:
+            # The namespace's owner, asked of the namespace itself: bwrap may move the process into a
+            # nested user namespace (with the final uid map) after it names the pid, and from that
+            # one the network namespace cannot be joined.
+            net_fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise GuestError(f"{name}'s sandbox exited at start: {exc.strerror}", where=where) from None
+        ready_read, ready_write = os.pipe()
+        user_fd = -1
+        try:
+            user_fd = fcntl.ioctl(net_fd, _NS_GET_USERNS)
             argv = ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback"]
             argv += ["--enable-sandbox", "--enable-seccomp", f"--ready-fd={ready_write}"]
-            argv += [f"--userns-path=/proc/{pid}/ns/user", "--netns-type=path", f"/proc/{pid}/ns/net", "tap0"]
-            self.spawn("network", argv, self.environment(), pass_fds=(ready_write,), wrap=False)
+            argv += [f"--userns-path=/proc/self/fd/{user_fd}", "--netns-type=path", f"/proc/self/fd/{net_fd}"]
+            argv += ["tap0"]
+            fds = (ready_write, net_fd, user_fd)
+            self.spawn("network", argv, self.environment(), pass_fds=fds, wrap=False)
             os.close(ready_write)
             ready_write = -1
             await self.read_line(ready_read, "network", limit)
         finally:
-            os.close(ready_read)
-            if ready_write >= 0:
-                os.close(ready_write)
+            for fd in (ready_read, ready_write, net_fd, user_fd):
+                if fd >= 0:
+                    os.close(fd)
 
     async def wait_ready_file(self, path: Path, name: str, limit: float) -> ReadyLine:
         """Wait for the guest server's ready line (polling the file it writes once)."""

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -320,3 +321,47 @@ def test_an_unknown_network_mode_is_a_clear_error() -> None:
     with pytest.raises(GuestError, match="unknown network 'internet'") as caught:
         LocalProvider(sandbox=True, network="internet")
     assert "none, outbound" in str(caught.value)
+
+
+def test_the_cli_shows_the_sandboxs_network_and_takes_it_as_a_setting(host_home: Path) -> None:
+    """``osw-studio sandbox --network ...`` says what the guest may reach; a wrong word is a clear error."""
+    from tests.fakes.machine import fresh_env
+
+    command = [sys.executable, "-m", "osw_studio", "sandbox", "--screen", "640x480", "--network", "outbound"]
+    env = fresh_env(host_home)
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("running"):
+                break
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "network: outbound" in lines, lines
+    assert any(line.startswith("url:     http://127.0.0.1:") for line in lines)
+
+    task = sorted((ROOT / "tasks" / "galculator").glob("*.json"))[0]
+    wrong = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "osw_studio",
+            "run",
+            str(task),
+            "--agent",
+            "replay",
+            "--provider",
+            "local",
+            "network=web",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wrong.returncode != 0 and "Traceback" not in wrong.stderr
+    assert "network=web: use network=none (the default) or network=outbound" in wrong.stderr + wrong.stdout
