@@ -82,6 +82,7 @@ async def _run(args: argparse.Namespace) -> int:
     env = await provider.create(setup=options)
     try:
         print(f"display: {env.display}")
+        print(f"xauth:   {env.session.xauthority}  (the display's cookie: XAUTHORITY=this file)")
         print(f"url:     {env.url}")
         print(f"token:   {env.token}")
         print(f"home:    {env.session.home}  ({'bubblewrap' if provider.sandbox else 'no sandbox'})")
