@@ -55,7 +55,7 @@ from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.ready import ReadyLine, parse_ready
 from osw_studio.envs.relay import Relay
 from osw_studio.envs.remote import RemoteEnv
-from osw_studio.envs.sandbox import GUEST_DNS, NETWORK_MODES, SANDBOX_HOME, Sandbox
+from osw_studio.envs.sandbox import GUEST_DNS, NETWORK_MODES, SANDBOX_HOME, Sandbox, root_only_paths
 from osw_studio.envs.setup import SetupOptions
 from osw_studio.envs.xauth import write_cookie_file
 
@@ -575,6 +575,8 @@ class LocalProvider:
         """
         network = network or self.network
         check_network(network, sandbox=self.sandbox)
+        if self.sandbox and os.getuid() == 0:
+            await asyncio.to_thread(root_only_paths)  # scanned once, off the loop
         session = LocalSession(sandbox=self.sandbox, keep=self.keep, network=network)
         try:
             env = await self._start(session, screen or self.screen, setup, retry, client_options)

@@ -6,6 +6,10 @@ What a process inside sees and can do:
   with every capability dropped (``--cap-drop ALL``; bwrap keeps root's capabilities otherwise), so a
   step cannot unmount the hidden HOME or remount ``/`` read-write. The user inside is the caller's
   uid, or 1000 for root (the uid of OSWorld's ``user``; some apps, Chromium among them, refuse root).
+- **Root's own files stay root's.** Started by root, the user inside is root's uid outside the
+  namespace (the owner of root's files, though without capabilities), so the files and folders in
+  ``/etc``, ``/var/lib`` and ``/var/cache`` that only root may read (``/etc/shadow``, SSH host keys,
+  ``/etc/ssl/private``) are masked.
 - **A filesystem made of a short list.** The system folders (``/usr``, ``/etc``, ``/opt``,
   ``/var/lib``, ``/var/cache``, ``/sys`` and the ``/bin``-style links) read-only, what the guest
   server needs to run (this Python and this package, wherever they live, ``/tmp`` included), a
@@ -29,7 +33,9 @@ What a process inside sees and can do:
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +67,56 @@ SYSTEM_PATHS = (
     "/sys",
 )
 """What of the host a sandboxed process sees (read-only), where it exists."""
+
+
+ROOT_ONLY_SCANNED = ("/etc", "/var/lib", "/var/cache")
+"""Where :func:`root_only_paths` looks for files only root may read (``/etc/shadow``, host keys)."""
+
+
+@functools.cache
+def root_only_paths(tops: tuple[str, ...] = ROOT_ONLY_SCANNED) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Root-owned files others may not read, and folders others may not enter, under ``tops``.
+
+    Started by root, the sandbox's user is root's uid outside its namespace: with no capabilities,
+    but still the owner of root's files, so ``/etc/shadow`` or ``/etc/ssl/private`` would be readable
+    inside. These are masked: a file by ``/dev/null`` (which cannot be opened on bwrap's ``nodev``
+    mounts), a folder by an empty tmpfs. Scanned once per process.
+
+    Returns:
+        ``(files, folders)``.
+    """
+    files: list[str] = []
+    folders: list[str] = []
+    for top in tops:
+        for where, subfolders, names in os.walk(top):
+            entered = []
+            for name in subfolders:
+                path = f"{where}/{name}"
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and not info.st_mode & 0o001:
+                    folders.append(path)
+                else:
+                    entered.append(name)
+            subfolders[:] = entered
+            for name in names:
+                path = f"{where}/{name}"
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_uid == 0 and not info.st_mode & 0o004:
+                    files.append(path)
+    return tuple(files), tuple(folders)
+
+
+def root_only_masks() -> list[str]:
+    """The bwrap arguments that mask :func:`root_only_paths` (an unopenable file, an empty folder)."""
+    files, folders = root_only_paths()
+    masks = [arg for path in folders for arg in ("--tmpfs", path)]
+    return masks + [arg for path in files for arg in ("--ro-bind", "/dev/null", path)]
 
 
 def inside_ids(uid: int, gid: int) -> tuple[int, int]:
@@ -135,6 +191,7 @@ class Sandbox:
             "--new-session",
             "--die-with-parent",
             *system_mounts(),
+            *(root_only_masks() if self.uid == 0 else []),
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", "/dev/shm",

@@ -83,6 +83,8 @@ async def test_a_task_has_no_capabilities_and_cannot_uncover_the_hidden_home(
 ) -> None:
     key = (host_home / ".ssh" / "id_ed25519").read_text().strip()
     status = await run_task_step(env, "grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status")
+    # Root's own files: as root, the user inside owns them outside (but they are masked).
+    shadow = await run_task_step(env, "cat /etc/shadow /etc/gshadow; ls -A /etc/ssl/private; true")
     attempts = await run_task_step(
         env,
         "umount -l /home; umount -l /home/user; mount -o remount,rw /usr; "
@@ -92,6 +94,9 @@ async def test_a_task_has_no_capabilities_and_cannot_uncover_the_hidden_home(
     caps = dict(line.split(":\t") for line in status.splitlines())
     assert caps == {"CapEff": "0" * 16, "CapPrm": "0" * 16, "CapBnd": "0" * 16}, status
     assert key not in attempts
+    # Masked: unreadable (a device node on a nodev mount) or empty, never root's hash.
+    assert not any(line.startswith("root:") for line in shadow.splitlines()), shadow
+    assert all("Permission denied" in line or "No such file" in line for line in shadow.splitlines()), shadow
     assert not await asyncio.to_thread(os.path.lexists, "/usr/osw-escaped")
     uid = attempts.strip().splitlines()[-1]
     assert uid != "0", "the task runs as uid 0 inside"
