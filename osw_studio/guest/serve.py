@@ -65,7 +65,8 @@ def _bind_unix(path: Path) -> socket.socket:
         sock.bind(str(path))
     except OSError as exc:
         sock.close()
-        raise GuestError(f"cannot listen on {path}: {exc.strerror}", where="--unix-socket") from exc
+        # "AF_UNIX path too long" has no errno, so no strerror.
+        raise GuestError(f"cannot listen on {path}: {exc.strerror or exc}", where="--unix-socket") from exc
     finally:
         os.umask(old)
     sock.set_inheritable(True)
