@@ -1,5 +1,8 @@
 """How long a local env takes to be ready (Xvfb, openbox, D-Bus + AT-SPI, guest server), and to close.
 
+Rows: the sandbox (bwrap, no network), the sandbox with ``network="outbound"`` (slirp4netns, when
+installed) and no sandbox, measured in the same run.
+
 Prints a table of medians and writes them into bench/results.json under "env_ready".
 """
 
@@ -7,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -30,10 +34,10 @@ async def measure(provider: LocalProvider) -> tuple[float, float]:
 
 async def main() -> None:
     rows = {}
-    for label, provider in (
-        ("bwrap", LocalProvider(sandbox=True)),
-        ("no bwrap", LocalProvider(sandbox=False)),
-    ):
+    configs = [("bwrap", LocalProvider(sandbox=True)), ("no bwrap", LocalProvider(sandbox=False))]
+    if shutil.which("slirp4netns"):
+        configs.insert(1, ("outbound", LocalProvider(sandbox=True, network="outbound")))
+    for label, provider in configs:
         await measure(provider)  # warm the page cache
         samples = [await measure(provider) for _ in range(RUNS)]
         rows[label] = {

@@ -78,6 +78,8 @@ async def main() -> int:
     env = await make_env("local", screen=(1920, 1080))
     try:
         display = env.session.display  # type: ignore[attr-defined]
+        # The env's display wants its cookie (each local env has its own).
+        os.environ.update(env.session.x_environment())  # type: ignore[attr-defined]
         task = Task.model_validate(
             {"id": "bench-step-overhead", "instruction": "Click around.", "evaluator": {"func": "infeasible"}}
         )
