@@ -93,7 +93,7 @@ def test_launch_mousepad_then_accessibility_tree_shows_it(desktop: Desktop) -> N
     note.write_text("accessible text\n")
     launched = desktop.client.post("/setup/launch", json={"command": ["mousepad", str(note)], "shell": False})
     assert launched.status_code == 200
-    assert launched.json()["status"] == "success"
+    assert launched.text == f"mousepad {note} launched successfully"  # OSWorld's text, not JSON
 
     def tree() -> str:
         response = desktop.client.get("/accessibility")
@@ -117,6 +117,7 @@ def test_launch_mousepad_then_accessibility_tree_shows_it(desktop: Desktop) -> N
     assert size.status_code == 200
     closed = desktop.client.post("/setup/close_window", json={"window_name": "a11y-note.txt"})
     assert closed.status_code == 200
+    assert closed.headers["x-osw-window"] == "found"
     assert wait_for(tree, lambda text: "a11y-note.txt" not in text) is not None
 
 
