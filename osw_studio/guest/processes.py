@@ -81,7 +81,7 @@ def _system_has_pyautogui() -> bool:
 @dataclass(frozen=True)
 class _PythonShim:
     bin_dir: Path | None
-    """Holds ``python`` (the system's python3) when the system has no ``python``; first on PATH."""
+    """Holds ``python``, ``python3`` (and ``pip``) naming the system's; first on PATH."""
     lib_dir: Path | None
     """The server's pyautogui and its imports, lent to the system Python; on PYTHONPATH."""
 
@@ -93,11 +93,15 @@ def _python_shim() -> _PythonShim:
         return _PythonShim(Path(sys.executable).parent, None)
     top = Path(tempfile.mkdtemp(prefix="osw-guest-python-"))
     atexit.register(shutil.rmtree, top, True)
-    bin_dir: Path | None = None
-    if shutil.which("python", path=_system_path()) is None:
-        bin_dir = top / "bin"
-        bin_dir.mkdir()
-        (bin_dir / "python").symlink_to(SYSTEM_PYTHON)
+    # The system's Python under the names OSWorld's host code uses, ahead of any other on PATH
+    # (pyenv's shims, a virtual environment's bin): `python -c ...` is how it runs pyautogui code.
+    bin_dir = top / "bin"
+    bin_dir.mkdir()
+    for name in ("python", "python3"):
+        (bin_dir / name).symlink_to(SYSTEM_PYTHON)
+    for name in ("pip", "pip3"):
+        if Path("/usr/bin/pip3").exists():
+            (bin_dir / name).symlink_to("/usr/bin/pip3")
     lib_dir: Path | None = None
     ours = f"{sys.version_info[0]}.{sys.version_info[1]}"
     if not _system_has_pyautogui() and _system_python_version() == ours:
