@@ -11,7 +11,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 
-from osw_studio.guest.accessibility import AccessibilityUnavailable, accessibility_tree, focused_terminal_text
+from osw_studio.guest.accessibility import AccessibilityUnavailable, accessibility_tree, terminal_text
 from osw_studio.guest.context import guest
 from osw_studio.guest.processes import Recorder
 from osw_studio.guest.screen import encode
@@ -68,7 +68,7 @@ def accessibility() -> JSONResponse:
 def terminal() -> JSONResponse:
     """``{"output": text or null}``; null when no terminal is known (also without AT-SPI)."""
     try:
-        output = focused_terminal_text(accessibility_tree())
+        output = terminal_text()
     except AccessibilityUnavailable:
         output = None
     return JSONResponse({"output": output, "status": "success"})
