@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -184,31 +185,43 @@ class Completed:
 
 
 class _Capped:
-    """Reads a pipe to its end in a thread, keeping the first ``limit`` bytes."""
+    """Reads a pipe to its end in a thread, keeping the first ``limit`` bytes.
+
+    The thread owns the pipe and closes it at its end: a program the command started in the
+    background (``xclip -i`` keeping the selection) may hold the pipe open long after the command
+    ended, and the result must not wait for it.
+    """
 
     def __init__(self, pipe: IO[bytes], limit: int) -> None:
+        self._fd = pipe.fileno()
         self._pipe = pipe
         self._limit = limit
         self._kept = bytearray()
+        self._lock = threading.Lock()
         self.dropped = 0
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
     def _read(self) -> None:
         try:
-            while chunk := self._pipe.read(1 << 16):
-                room = self._limit - len(self._kept)
-                self._kept += chunk[:room]
-                self.dropped += max(0, len(chunk) - room)
-        except (OSError, ValueError):
+            while chunk := os.read(self._fd, 1 << 16):
+                with self._lock:
+                    room = self._limit - len(self._kept)
+                    self._kept += chunk[: max(0, room)]
+                    self.dropped += max(0, len(chunk) - max(0, room))
+        except OSError:
             pass
+        finally:
+            self._pipe.close()
 
     def text(self, wait: float) -> str:
         """What was read (joined for up to ``wait`` seconds), decoded like ``text=True`` would."""
         self._thread.join(wait)
-        text = bytes(self._kept).decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-        if self.dropped:
-            text += f"\n[osw-studio: {self.dropped} more bytes of output dropped]"
+        with self._lock:
+            kept, dropped = bytes(self._kept), self.dropped
+        text = kept.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+        if dropped:
+            text += f"\n[osw-studio: {dropped} more bytes of output dropped]"
         return text
 
 
@@ -244,12 +257,10 @@ def run_capped(
         timed_out = True
         child.kill()
         child.wait()
-    # A grandchild may keep the pipes open after the command ended: wait a little, never forever.
-    stdout = out.text(2.0)
-    stderr = err.text(2.0) if err is not None else ""
-    for pipe in (child.stdout, child.stderr):
-        if pipe is not None:
-            pipe.close()
+    # A program left running in the background may keep the pipes open: wait a little, never forever.
+    deadline = time.monotonic() + 1.0
+    stdout = out.text(1.0)
+    stderr = err.text(max(0.0, deadline - time.monotonic())) if err is not None else ""
     return Completed(child.returncode, stdout, stderr, timed_out)
 
 
