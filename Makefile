@@ -12,7 +12,10 @@ PYTEST_ARGS ?=
 REF_VENV := .venv-ref
 REF_STAMP := $(REF_VENV)/.installed
 
-setup: $(STAMP) $(REF_STAMP)
+OSWORLD_SERVER_VENV := .venv-osworld-server
+OSWORLD_SERVER_STAMP := $(OSWORLD_SERVER_VENV)/.installed
+
+setup: $(STAMP) $(REF_STAMP) $(OSWORLD_SERVER_STAMP)
 
 $(STAMP): pyproject.toml packaging/apt-packages.txt scripts/setup-system.sh
 	@scripts/setup-system.sh
@@ -25,6 +28,12 @@ $(STAMP): pyproject.toml packaging/apt-packages.txt scripts/setup-system.sh
 $(REF_STAMP): packaging/reference-requirements.txt scripts/setup-reference.sh scripts/reference-version
 	scripts/setup-reference.sh $(REF_VENV)
 	@touch $(REF_STAMP)
+
+# OSWorld's own guest server (../shared/osworld/server, unmodified) runs from this environment beside
+# ours: tests/parity/test_guest_compat.py and bench/guest_vs_osworld.py.
+$(OSWORLD_SERVER_STAMP): packaging/osworld-server-requirements.txt scripts/setup-osworld-server.sh
+	scripts/setup-osworld-server.sh $(OSWORLD_SERVER_VENV)
+	@touch $(OSWORLD_SERVER_STAMP)
 
 run: setup
 	$(BIN)/osw-studio
@@ -71,4 +80,4 @@ icons: setup
 	$(BIN)/python scripts/render_icons.py
 
 clean:
-	rm -rf $(VENV) $(REF_VENV) build dist .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REF_VENV) $(OSWORLD_SERVER_VENV) build dist .mypy_cache .pytest_cache .ruff_cache

@@ -74,6 +74,10 @@ class Capabilities(BaseModel):
     screen: tuple[int, int] | None = None
 
 
+KEEP_ALIVE_S = 2.0
+"""Seconds an idle connection is kept for reuse: below the servers' 5 s (ours and OSWorld's Flask), so
+the client never sends on a connection the server is closing at that moment."""
+
 _NOT_RETRIED = frozenset({400, 401, 403, 404, 405, 413, 415, 422, 501})
 """Statuses that another try cannot change."""
 
@@ -107,7 +111,11 @@ class GuestClient:
         self.action_timeout = action_timeout
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+            base_url=self.base_url,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            limits=httpx.Limits(keepalive_expiry=KEEP_ALIVE_S),
         )
 
     def __repr__(self) -> str:
@@ -225,11 +233,18 @@ class GuestClient:
         return int(data["width"]), int(data["height"])
 
     async def window_size(self, app_class_name: str) -> tuple[int, int] | None:
-        """The size of the first window of an application class, or ``None`` if there is none."""
+        """The size of the first window of an application class, or ``None`` if there is none.
+
+        Our guest answers 404 when no window has the class, OSWorld's a bare 500 (its route returns
+        nothing); both mean None at once, with no retries.
+        """
         response = await self._request(
-            "POST", "/window_size", read=True, ok=(200, 404), data={"app_class_name": app_class_name}
+            "POST", "/window_size", read=True, ok=(200, 404, 500), data={"app_class_name": app_class_name}
         )
-        data = response.json() if response.status_code == 200 else None
+        try:
+            data = response.json() if response.status_code == 200 else None
+        except ValueError:
+            data = None
         if not data or data.get("width") is None:
             return None
         return int(data["width"]), int(data["height"])
@@ -377,16 +392,20 @@ class GuestClient:
     async def activate_window(
         self, window_name: str, *, strict: bool = False, by_class: bool = False
     ) -> bool:
-        """Raise and focus a window by title (or class); False if no window matches (the guest's 404)."""
+        """Raise and focus a window by title (or class); False if no window matches.
+
+        Our guest says so in its ``x-osw-window`` header (older ones answered 404); OSWorld's answers
+        200 either way, so there this is True.
+        """
         body = {"window_name": window_name, "strict": strict, "by_class": by_class}
         response = await self._request("POST", "/setup/activate_window", read=False, ok=(200, 404), json=body)
-        return response.status_code == 200
+        return _window_found(response)
 
     async def close_window(self, window_name: str, *, strict: bool = False, by_class: bool = False) -> bool:
-        """Close a window by title (or class); False if no window matches (the guest's 404)."""
+        """Close a window by title (or class); False if no window matches (as :meth:`activate_window`)."""
         body = {"window_name": window_name, "strict": strict, "by_class": by_class}
         response = await self._request("POST", "/setup/close_window", read=False, ok=(200, 404), json=body)
-        return response.status_code == 200
+        return _window_found(response)
 
     async def change_wallpaper(self, path: str) -> None:
         """Set the desktop wallpaper to a guest image file."""
@@ -444,6 +463,11 @@ class GuestClient:
             where = f"{url}: action {index + 1}" if isinstance(index, int) else url
             raise GuestError(f"the guest failed an action: {message}", where=where)
         return int(data.get("executed", len(actions)))
+
+
+def _window_found(response: httpx.Response) -> bool:
+    """Whether a window route found its window (our ``x-osw-window`` header, else the status)."""
+    return response.status_code == 200 and response.headers.get("x-osw-window") != "not-found"
 
 
 def _status_error(response: httpx.Response, url: str) -> GuestError:

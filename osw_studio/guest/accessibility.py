@@ -3,15 +3,22 @@
 AT-SPI needs the desktop's D-Bus session (``DBUS_SESSION_BUS_ADDRESS``) and the distribution's pyatspi
 (``/usr/bin/python3``). Where either is missing, :class:`AccessibilityUnavailable` says which, and the
 server answers 501 with that message.
+
+One long-lived helper process (:class:`AtspiWorker`) answers every request, as OSWorld's server walks
+the tree in its own process: starting Python and pyatspi per request cost more than the walk. A helper
+that dies or does not answer in time is replaced at the next request.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import subprocess
+import threading
 import xml.etree.ElementTree as ET
 from functools import cache
 from pathlib import Path
+from typing import IO
 
 from osw_studio.guest.atspi_dump import NAMESPACES
 
@@ -48,27 +55,126 @@ def unavailable_reason(python: str = SYSTEM_PYTHON) -> str | None:
     return None
 
 
+class AtspiWorker:
+    """The long-lived helper process that walks the AT-SPI tree (``atspi_dump.py --serve``).
+
+    Args:
+        python: The Python that has pyatspi.
+    """
+
+    def __init__(self, python: str = SYSTEM_PYTHON) -> None:
+        self.python = python
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def ask(self, op: str, timeout: float = _TIMEOUT_S) -> str:
+        """The helper's answer to ``op`` (``tree`` or ``active``): OSWorld's XML.
+
+        Raises:
+            AccessibilityUnavailable: If AT-SPI cannot be read, or the helper fails or is too slow.
+        """
+        reason = unavailable_reason(self.python)
+        if reason:
+            raise AccessibilityUnavailable(reason)
+        with self._lock:
+            process = self._running()
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                process.stdin.write(op.encode() + b"\n")
+                process.stdin.flush()
+                head = _read_line(process.stdout, timeout)
+                status, _, size = head.decode().partition(" ")
+                body = _read_exactly(process.stdout, int(size), timeout).decode("utf-8", "replace")
+            except (OSError, ValueError, TimeoutError) as exc:
+                self._stop()
+                if isinstance(exc, TimeoutError):
+                    raise AccessibilityUnavailable(
+                        f"AT-SPI accessibility did not answer within {timeout:.0f} s "
+                        "(is the AT-SPI bus running?)"
+                    ) from exc
+                raise AccessibilityUnavailable(f"AT-SPI accessibility failed: {exc}") from exc
+        if status != "ok" or not body.startswith("<desktop-frame"):
+            raise AccessibilityUnavailable(f"AT-SPI accessibility failed: {body.strip()[:300] or status}")
+        return body
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                [self.python, str(_HELPER), "--serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=dict(os.environ),
+            )
+        return self._process
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def close(self) -> None:
+        """Stop the helper."""
+        with self._lock:
+            self._stop()
+
+
+def _read_line(pipe: IO[bytes], timeout: float) -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):
+        line += _read_some(pipe, 1, timeout)
+    return line.strip()
+
+
+def _read_exactly(pipe: IO[bytes], size: int, timeout: float) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = _read_some(pipe, min(size, 1 << 20), timeout)
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_some(pipe: IO[bytes], most: int, timeout: float) -> bytes:
+    ready, _, _ = select.select([pipe], [], [], timeout)
+    if not ready:
+        raise TimeoutError(f"no answer within {timeout:g} s")
+    data = os.read(pipe.fileno(), most)
+    if not data:
+        raise OSError("the AT-SPI helper exited")
+    return data
+
+
+_WORKER = AtspiWorker()
+
+
 def accessibility_tree(python: str = SYSTEM_PYTHON) -> str:
     """The desktop's accessibility tree as OSWorld's XML (``desktop-frame`` root).
 
     Raises:
         AccessibilityUnavailable: If AT-SPI cannot be read (no D-Bus session, no pyatspi, no bus).
     """
-    reason = unavailable_reason(python)
-    if reason:
-        raise AccessibilityUnavailable(reason)
-    try:
-        result = subprocess.run(
-            [python, str(_HELPER)], capture_output=True, text=True, timeout=_TIMEOUT_S, env=dict(os.environ)
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise AccessibilityUnavailable(
-            f"AT-SPI accessibility did not answer within {_TIMEOUT_S:.0f} s (is the AT-SPI bus running?)"
-        ) from exc
-    if result.returncode != 0 or not result.stdout.startswith("<desktop-frame"):
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise AccessibilityUnavailable(f"AT-SPI accessibility failed: {last}")
-    return result.stdout
+    worker = _WORKER if python == _WORKER.python else AtspiWorker(python)
+    return worker.ask("tree")
+
+
+def terminal_text(python: str = SYSTEM_PYTHON) -> str | None:
+    """The text of the focused terminal of the active window (:func:`focused_terminal_text`).
+
+    Walks only the applications' active frames, as OSWorld's server first checks for an active
+    terminal window before it walks anything.
+
+    Raises:
+        AccessibilityUnavailable: If AT-SPI cannot be read.
+    """
+    worker = _WORKER if python == _WORKER.python else AtspiWorker(python)
+    return focused_terminal_text(worker.ask("active"))
+
+
+def close_worker() -> None:
+    """Stop the shared helper process (at server shutdown)."""
+    _WORKER.close()
 
 
 def focused_terminal_text(xml: str) -> str | None:

@@ -139,8 +139,12 @@ class _Walker:
             element.append(sub)
 
 
-def dump() -> str:
-    """The accessibility tree of the whole desktop as OSWorld's XML text."""
+def dump(*, active_only: bool = False) -> str:
+    """The accessibility tree of the whole desktop as OSWorld's XML text.
+
+    With ``active_only``, only the active top-level frames of each application (what ``/terminal``
+    needs, a small part of the tree).
+    """
     import pyatspi
 
     for prefix, uri in NAMESPACES.items():
@@ -151,7 +155,9 @@ def dump() -> str:
     for i in range(desktop.childCount):
         try:
             app = desktop.getChildAtIndex(i)
-            node = walker.node(app, 1) if app is not None else None
+            if app is None:
+                continue
+            node = _active_frames(walker, app) if active_only else walker.node(app, 1)
         except Exception:
             continue
         if node is not None:
@@ -164,5 +170,46 @@ def dump() -> str:
     return xml.replace("<desktop-frame", "<desktop-frame" + missing, 1)
 
 
+def _active_frames(walker: _Walker, app: Any) -> ET.Element | None:
+    """An application element holding only its active frames (None when it has none)."""
+    active = walker.pyatspi.STATE_ACTIVE
+    frames = []
+    for j in range(min(app.childCount, MAX_WIDTH)):
+        child = app.getChildAtIndex(j)
+        if child is not None and child.getRoleName() == "frame" and child.getState().contains(active):
+            node = walker.node(child, 2)
+            if node is not None:
+                frames.append(node)
+    if not frames:
+        return None
+    element = ET.Element("application", {"name": _clean(app.name or "")})
+    element.extend(frames)
+    return element
+
+
+def serve() -> None:
+    """Answer requests on stdin until it closes: one line each, ``tree`` or ``active``.
+
+    Each answer is a line ``ok N`` or ``error N``, then N bytes of UTF-8 (the XML, or the error).
+    One long-lived process answers every request of the guest server: starting Python and loading
+    pyatspi for each would cost more than the walk itself.
+    """
+    out = sys.stdout.buffer
+    for line in sys.stdin:
+        op = line.strip()
+        try:
+            if op not in ("tree", "active"):
+                raise ValueError(f"unknown request {op!r}")
+            status, text = "ok", dump(active_only=op == "active")
+        except Exception as exc:
+            status, text = "error", f"{type(exc).__name__}: {exc}"
+        data = text.encode("utf-8", "replace")
+        out.write(f"{status} {len(data)}\n".encode() + data)
+        out.flush()
+
+
 if __name__ == "__main__":
-    sys.stdout.write(dump())
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        sys.stdout.write(dump())

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from osw_studio.guest.context import guest
-from osw_studio.guest.processes import child_env, run_command
+from osw_studio.guest.processes import normalize_command, python_command, run_capped, run_command
 
 router = APIRouter(tags=["osworld: commands"])
+
+
+MAX_SECONDS = 86_400.0
+"""The longest time any request may ask the guest to run or wait: a day (NaN, infinities refused)."""
+
+Timeout = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+"""A positive, finite number of seconds of at most a day; anything else is a 422 naming the field."""
+
+Duration = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+"""Like :data:`Timeout`, zero allowed."""
 
 
 class CommandRequest(BaseModel):
@@ -25,15 +33,15 @@ class CommandRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     command: str | list[str] = ""
     shell: bool = False
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: Timeout | None = None
 
 
 class VerifiedCommandRequest(CommandRequest):
     """A command, then checks repeated until they pass or ``max_wait_time`` runs out."""
 
     verification: dict[str, Any] = Field(default_factory=dict)
-    max_wait_time: float = 10
-    check_interval: float = 1
+    max_wait_time: Duration = 10
+    check_interval: Annotated[float, Field(ge=0.05, le=MAX_SECONDS, allow_inf_nan=False)] = 1
 
 
 class PythonRequest(BaseModel):
@@ -46,7 +54,7 @@ class BashRequest(BaseModel):
     """A bash script to run in the guest."""
 
     script: str = ""
-    timeout: float = 100
+    timeout: Timeout = 100
     working_dir: str | None = None
 
 
@@ -102,19 +110,23 @@ def execute_with_verification(body: VerifiedCommandRequest, request: Request) ->
 
 
 @router.post("/setup/launch", summary="Start an app without waiting")
-def launch(body: CommandRequest, request: Request) -> JSONResponse:
-    """Start ``command`` in the background: ``{status, message}``; 500 if it cannot start."""
+def launch(body: CommandRequest, request: Request) -> Response:
+    """Start ``command`` in the background: OSWorld's text ``<command> launched successfully``.
+
+    500 ``{status, message}`` if it cannot start.
+    """
     try:
-        pid = guest(request).launcher.launch(body.command, body.shell)
+        normalized = normalize_command(body.command, body.shell)
+        guest(request).launcher.launch(body.command, body.shell)
     except ValueError as exc:
         return _malformed(exc)
     except OSError as exc:
         return JSONResponse({"status": "error", "message": str(exc)}, status_code=500)
-    shown = body.command if isinstance(body.command, str) else " ".join(body.command)
-    return JSONResponse({"status": "success", "message": f"{shown} launched successfully", "pid": pid})
+    shown = normalized if isinstance(normalized, str) else " ".join(normalized)
+    return PlainTextResponse(f"{shown} launched successfully")
 
 
-@router.post("/run_python", summary="Run Python code with the guest's Python (pyautogui available)")
+@router.post("/run_python", summary="Run Python code with the guest's system Python (as OSWorld)")
 def run_python(body: PythonRequest) -> JSONResponse:
     """OSWorld's ``{status, message, need_more, output, error, return_code}``."""
     if not body.code:
@@ -122,21 +134,16 @@ def run_python(body: PythonRequest) -> JSONResponse:
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(body.code)
     try:
-        result = subprocess.run(
-            [sys.executable, handle.name],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=30,
-            env=child_env(),
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
+        result = run_capped([python_command(), handle.name], timeout=30)
+    except OSError as exc:
+        failed = {"status": "error", "message": f"Execution error: {exc}", "error": str(exc), "output": None}
+        return JSONResponse({**failed, "need_more": False}, status_code=500)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    if result.timed_out:
         message = "Execution timeout: Code took too long to execute"
         body_out = {"status": "error", "message": message, "error": "TimeoutExpired", "output": None}
         return JSONResponse({**body_out, "need_more": False}, status_code=500)
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
     error = result.stderr or (
         "" if result.returncode == 0 else f"Process exited with code {result.returncode}"
     )
@@ -167,22 +174,14 @@ def run_bash_script(body: BashRequest) -> JSONResponse:
     with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as handle:
         handle.write(script)
     try:
-        result = subprocess.run(
-            ["/bin/bash", handle.name],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            timeout=body.timeout,
-            cwd=cwd,
-            env=child_env(),
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        timed_out = f"Script execution timed out after {body.timeout:g} seconds"
-        return JSONResponse({"status": "error", "output": timed_out, "error": "", "returncode": -1}, 500)
+        result = run_capped(["/bin/bash", handle.name], timeout=body.timeout, cwd=cwd, merge_stderr=True)
+    except OSError as exc:
+        return JSONResponse({"status": "error", "output": str(exc), "error": "", "returncode": -1}, 500)
     finally:
         Path(handle.name).unlink(missing_ok=True)
+    if result.timed_out:
+        timed_out = f"Script execution timed out after {body.timeout:g} seconds"
+        return JSONResponse({"status": "error", "output": timed_out, "error": "", "returncode": -1}, 500)
     status = "success" if result.returncode == 0 else "error"
     return JSONResponse(
         {"status": status, "output": result.stdout, "error": "", "returncode": result.returncode}

@@ -8,6 +8,7 @@ from typing import cast
 
 from fastapi import Request
 
+from osw_studio.guest.accessibility import close_worker
 from osw_studio.guest.processes import Launcher, Recorder
 from osw_studio.guest.screen import Screen
 from osw_studio.guest.wallpaper import Wallpaper
@@ -55,6 +56,7 @@ class GuestContext:
     def close(self) -> None:
         """Stop recording, release the X connections and the grab pool."""
         self.recorder.close()
+        close_worker()
         self.wallpaper.close()
         self.input.close()
         self.grab_pool.shutdown(wait=False, cancel_futures=True)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 
-from osw_studio.guest.accessibility import AccessibilityUnavailable, accessibility_tree, focused_terminal_text
+from osw_studio.guest.accessibility import AccessibilityUnavailable, accessibility_tree, terminal_text
 from osw_studio.guest.context import guest
 from osw_studio.guest.processes import Recorder
 from osw_studio.guest.screen import encode
@@ -68,7 +68,7 @@ def accessibility() -> JSONResponse:
 def terminal() -> JSONResponse:
     """``{"output": text or null}``; null when no terminal is known (also without AT-SPI)."""
     try:
-        output = focused_terminal_text(accessibility_tree())
+        output = terminal_text()
     except AccessibilityUnavailable:
         output = None
     return JSONResponse({"output": output, "status": "success"})
@@ -106,15 +106,22 @@ def platform() -> str:
     return "Linux"
 
 
+WINDOW_HEADER = "x-osw-window"
+"""Our extension to the window routes: ``found`` or ``not-found`` (OSWorld answers 200 either way)."""
+
+
 @router.post("/setup/activate_window", summary="Raise and focus a window")
 def activate_window(body: WindowRequest, request: Request) -> PlainTextResponse:
-    """Activate the first matching window; 404 if none matches."""
+    """Activate the first matching window; 200 also when none matches (as OSWorld's ``wmctrl``).
+
+    The ``x-osw-window`` header says whether a window matched.
+    """
     return _on_window(body, request, close=False)
 
 
 @router.post("/setup/close_window", summary="Close a window")
 def close_window(body: WindowRequest, request: Request) -> PlainTextResponse:
-    """Ask the first matching window to close; 404 if none matches."""
+    """Ask the first matching window to close; 200 also when none matches (``x-osw-window`` tells)."""
     return _on_window(body, request, close=True)
 
 
@@ -123,13 +130,12 @@ def _on_window(body: WindowRequest, request: Request, *, close: bool) -> PlainTe
         return PlainTextResponse("window_name required", status_code=400)
     windows = guest(request).windows
     found = windows.find(body.window_name, strict=body.strict, by_class=body.by_class)
-    if not found:
-        return PlainTextResponse(f"Window {body.window_name} not found", status_code=404)
-    if close:
+    if found and close:
         windows.close(found[0])
-        return PlainTextResponse("Window closed successfully.")
-    windows.activate(found[0])
-    return PlainTextResponse("Window activated successfully")
+    elif found:
+        windows.activate(found[0])
+    text = "Window closed successfully." if close else "Window activated successfully"
+    return PlainTextResponse(text, headers={WINDOW_HEADER: "found" if found else "not-found"})
 
 
 @router.post("/setup/change_wallpaper", summary="Set the desktop wallpaper to an image file")
@@ -149,9 +155,9 @@ def change_wallpaper(body: WallpaperRequest, request: Request) -> PlainTextRespo
 
 @router.post("/wallpaper", summary="The wallpaper image file", responses=_IMAGE_RESPONSES)
 def wallpaper(request: Request) -> Response:
-    """The image last set as wallpaper; 404 if none was set."""
-    path = guest(request).wallpaper.path
-    if path is None or not path.is_file():
+    """The image GNOME's setting names, else the one last set here; 404 if there is none."""
+    path = guest(request).wallpaper.current()
+    if path is None:
         return PlainTextResponse("Wallpaper file not found", status_code=404)
     return FileResponse(path, media_type="image/png")
 

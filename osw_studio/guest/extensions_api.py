@@ -92,8 +92,8 @@ def unbounded(actions: list[A.Action]) -> list[dict[str, Any]]:
                 for name, value in (("dx", action.dx), ("dy", action.dy))
                 if abs(value) > MAX_SCROLL_CLICKS
             ]
-        if isinstance(action, A.Wait) and action.seconds > MAX_WAIT_S:
-            problems.append(("seconds", f"at most {MAX_WAIT_S:g} s"))
+        if isinstance(action, A.Wait) and not 0 <= action.seconds <= MAX_WAIT_S:  # NaN fails too
+            problems.append(("seconds", f"a number of seconds from 0 to {MAX_WAIT_S:g}"))
         for name in ("x", "y", "start_x", "start_y"):
             value = getattr(action, name, None)
             if isinstance(value, int) and value not in _X_COORD:

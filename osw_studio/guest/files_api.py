@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
 
+from osw_studio.guest.commands_api import Duration
 from osw_studio.guest.context import guest
 
 router = APIRouter(tags=["osworld: files"])
@@ -36,15 +39,36 @@ class OpenFileRequest(BaseModel):
 
     path: str = ""
     window_name: str | None = None
-    timeout_seconds: float = 60
+    timeout_seconds: Duration = 60
 
 
 def _expand(path: str) -> Path:
     return Path(os.path.expandvars(path)).expanduser()
 
 
+MAX_TREE_DEPTH = 200
+"""Folders deeper than this below the listed one are listed without their contents (``truncated``)."""
+
+MAX_TREE_ENTRIES = 200_000
+"""The most entries one ``/list_directory`` answer holds; the rest are left out (``truncated``)."""
+
+INLINE_FILE = 8 << 20
+"""Files up to this size are sent in one piece; larger ones are streamed in :data:`STREAM_CHUNK` parts."""
+
+STREAM_CHUNK = 1 << 20
+
+MAX_SIZELESS_FILE = 64 << 20
+"""The most bytes read from a file that reports no size (procfs, sysfs)."""
+
+
 def directory_tree(path: Path) -> dict[str, Any]:
-    """OSWorld's directory tree: ``{type, name, children}``, recursively.
+    """OSWorld's directory tree: ``{type, name, children}``, in the order the folder lists its entries.
+
+    As on OSWorld's server, a symlink to a folder is listed as a folder (its contents included) and a
+    folder that cannot be read becomes ``{"error": message}``. Unlike it, a tree of any depth does not
+    crash: a folder met again through a symlink (a cycle) or deeper than :data:`MAX_TREE_DEPTH` is
+    listed with no children and ``truncated`` saying why, and at most :data:`MAX_TREE_ENTRIES` entries
+    are listed.
 
     Examples:
         >>> import tempfile
@@ -55,27 +79,96 @@ def directory_tree(path: Path) -> dict[str, Any]:
         >>> tree["children"]
         [{'type': 'file', 'name': 'a.txt'}]
     """
-    tree: dict[str, Any] = {"type": "directory", "name": path.name, "children": []}
+    root: dict[str, Any] = {"type": "directory", "name": path.name, "children": []}
+    entries = 0
+    # (folder, its node, its depth, the (device, inode) of the folders from the top down to it)
+    pending: list[tuple[Path, dict[str, Any], int, frozenset[tuple[int, int]]]] = []
     try:
-        for full in sorted(path.iterdir()):
-            if full.is_dir() and not full.is_symlink():
-                tree["children"].append(directory_tree(full))
-            else:
-                tree["children"].append({"type": "file", "name": full.name})
+        top = path.stat()
+        pending.append((path, root, 0, frozenset({(top.st_dev, top.st_ino)})))
     except OSError as exc:
         return {"error": str(exc)}
-    return tree
+    while pending:
+        folder, node, depth, seen = pending.pop()
+        try:
+            names = os.listdir(folder)  # noqa: PTH208 - names in the folder's order, as OSWorld lists them
+        except OSError as exc:
+            node.clear()
+            node["error"] = str(exc)
+            continue
+        children: list[dict[str, Any]] = node["children"]
+        later = []
+        for name in names:
+            if entries >= MAX_TREE_ENTRIES:
+                root["truncated"] = f"more than {MAX_TREE_ENTRIES} entries"
+                break
+            entries += 1
+            full = folder / name
+            try:
+                info = full.stat()  # follows symlinks, as os.path.isdir does
+                is_dir = stat.S_ISDIR(info.st_mode)
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                children.append({"type": "file", "name": name})
+                continue
+            child: dict[str, Any] = {"type": "directory", "name": name, "children": []}
+            children.append(child)
+            key = (info.st_dev, info.st_ino)
+            if key in seen:
+                child["truncated"] = "a symlink back to a folder above it"
+            elif depth + 1 > MAX_TREE_DEPTH:
+                child["truncated"] = f"deeper than {MAX_TREE_DEPTH} levels"
+            else:
+                later.append((full, child, depth + 1, seen | {key}))
+        pending.extend(reversed(later))
+    return root
+
+
+def _attachment(name: str) -> str:
+    """A ``Content-Disposition`` for a download named ``name`` (RFC 6266, non-ASCII names too)."""
+    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
+        return f'attachment; filename="{name}"'
+    return f"attachment; filename*=utf-8''{quote(name)}"
 
 
 @router.post("/file", summary="Download a file from the guest (form field file_path)")
 def get_file(file_path: str | None = Form(default=None)) -> Response:
-    """The file's bytes; 404 ``{"error": "File not found"}`` if it does not exist."""
+    """The file's bytes; 404 ``{"error": "File not found"}`` if it does not exist.
+
+    Files that report no size (procfs, sysfs) are read up to :data:`MAX_SIZELESS_FILE` bytes; a folder,
+    FIFO, device or socket is 400 with what it is (reading a FIFO or ``/dev/zero`` would never end).
+    """
     if not file_path:
         return JSONResponse({"error": "file_path is required"}, status_code=400)
+    if "\0" in file_path:
+        return JSONResponse({"error": "file_path holds a NUL byte"}, status_code=400)
     path = _expand(file_path)
-    if not path.is_file():
+    try:
+        info = path.stat()
+    except FileNotFoundError:
         return JSONResponse({"error": "File not found"}, status_code=404)
-    return FileResponse(path, media_type="application/octet-stream", filename=path.name)
+    except OSError as exc:
+        return JSONResponse({"error": f"Failed to serve file: {exc}"}, status_code=500)
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, device or socket)"
+        return JSONResponse({"error": f"Failed to serve file: {file_path} is {kind}"}, status_code=400)
+    headers = {"content-disposition": _attachment(path.name)}
+    if info.st_size > INLINE_FILE:
+        response = FileResponse(
+            path, media_type="application/octet-stream", filename=path.name, stat_result=info
+        )
+        response.chunk_size = STREAM_CHUNK
+        return response
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SIZELESS_FILE + 1 if info.st_size == 0 else info.st_size + (1 << 16))
+    except OSError as exc:
+        return JSONResponse({"error": f"Failed to serve file: {exc}"}, status_code=500)
+    if info.st_size == 0 and len(data) > MAX_SIZELESS_FILE:
+        too_big = f"Failed to serve file: it reports no size and holds more than {MAX_SIZELESS_FILE} bytes"
+        return JSONResponse({"error": too_big}, status_code=413)
+    return Response(data, media_type="application/octet-stream", headers=headers)
 
 
 @router.post("/setup/upload", summary="Upload a file into the guest (multipart: file_path, file_data)")

@@ -2,9 +2,17 @@
 
 When the server accepts connections it prints one line to stdout,
 ``osw-studio guest ready on http://HOST:PORT token=TOKEN`` (``token=none`` with ``--no-token``), and
-writes the same line to ``--ready-file`` if given, so a launcher can wait on the file instead of
-polling. ``--port 0`` picks a free port; the ready line tells which. With ``--unix-socket PATH`` it
-listens there instead and announces ``unix:PATH``.
+writes the same line to ``--ready-file`` if given (readable by its owner only), so a launcher can wait
+on the file instead of polling. ``--port 0`` picks a free port; the ready line tells which. With
+``--unix-socket PATH`` it listens there instead and announces ``unix:PATH``.
+
+The token never travels on a command line (any local user reads those in ``ps``): it comes from
+``$OSW_GUEST_TOKEN`` or ``--token-file``, or is generated, and the variable is removed from the
+server's environment before any command runs, so guest commands do not inherit it.
+
+Connections are bounded: request headers must arrive within :data:`HEADER_TIMEOUT_S` of a connection
+opening (or of its last response), idle keep-alive connections close after :data:`KEEP_ALIVE_S`, and
+at most :data:`MAX_CONCURRENCY` connections and requests are served at once (503 beyond).
 """
 
 from __future__ import annotations
@@ -18,8 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from osw_studio.core.errors import GuestError
+from osw_studio.guest.guard import HostPolicy
 
 TOKEN_ENV = "OSW_GUEST_TOKEN"
+
+HEADER_TIMEOUT_S = 10.0
+"""Seconds a connection may take to send a request's headers (slowloris)."""
+
+KEEP_ALIVE_S = 5
+"""Seconds an idle keep-alive connection stays open (OSWorld's client expects 5; ours closes at 2)."""
+
+MAX_CONCURRENCY = 200
+"""Connections and requests served at once; more get 503."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,12 +53,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument(
-        "--token", help=f"token every request must carry (default: ${TOKEN_ENV}, else generated)"
+        "--token-file",
+        type=Path,
+        help=f"read the token every request must carry from this file (default: ${TOKEN_ENV}, "
+        "else generated)",
     )
+    auth.add_argument("--token", help=argparse.SUPPRESS)  # refused: see serve()
     auth.add_argument(
         "--no-token", action="store_true", help="no auth, for OSWorld host code that sends no token"
     )
-    parser.add_argument("--ready-file", type=Path, help="write the ready line to this file too")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests that name this host (IP addresses and localhost always work)",
+    )
+    parser.add_argument("--ready-file", type=Path, help="write the ready line to this file too (mode 0600)")
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
@@ -106,11 +135,7 @@ def serve(args: argparse.Namespace) -> int:
     if not display:
         raise GuestError("no X display given", hint="pass --display :N or set DISPLAY")
     os.environ["DISPLAY"] = display  # children (apps, pyautogui code) use this display
-    token: str | None = None
-    if args.no_token:
-        print("warning: --no-token: anyone who can reach this port controls the desktop", file=sys.stderr)
-    else:
-        token = args.token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    token = _token(args)
     try:
         context = GuestContext.open(display)
     except Exception as exc:
@@ -125,14 +150,102 @@ def serve(args: argparse.Namespace) -> int:
         sock = _bind(args.host, args.port)
         line = ready_line(args.host, sock.getsockname()[1], token)
     config = uvicorn.Config(
-        create_app(context, token),
+        create_app(context, token, hosts=HostPolicy(args.host, args.allow_host)),
+        http=_bounded_protocol(),
         log_level=args.log_level,
         access_log=False,
         timeout_graceful_shutdown=2,
+        timeout_keep_alive=KEEP_ALIVE_S,
+        limit_concurrency=MAX_CONCURRENCY,
     )
     server = _AnnouncingServer(config, line, args.ready_file)
     server.run(sockets=[sock])
     return 0
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """The token from ``--token-file`` or the environment (then removed from it), else a new one.
+
+    Raises:
+        GuestError: If ``--token`` was given, or the token file cannot be read or is empty.
+    """
+    inherited = os.environ.pop(TOKEN_ENV, None)  # guest commands must not inherit it
+    if args.token is not None:
+        raise GuestError(
+            "--token would put the token on the command line, where every local user can read it",
+            hint=f"set ${TOKEN_ENV} or pass --token-file FILE instead",
+        )
+    if args.no_token:
+        print("warning: --no-token: anyone who can reach this port controls the desktop", file=sys.stderr)
+        return None
+    if args.token_file is not None:
+        try:
+            token = str(args.token_file.read_text(errors="replace")).strip()
+        except OSError as exc:
+            raise GuestError(
+                f"cannot read the token file: {exc.strerror}", where=str(args.token_file)
+            ) from exc
+        if not token:
+            raise GuestError("the token file is empty", where=str(args.token_file))
+        return token
+    return (inherited or "").strip() or secrets.token_urlsafe(24)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole (a rename), readable and writable by its owner only."""
+    partial = path.with_name(path.name + ".partial")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    partial.replace(path)
+
+
+def _bounded_protocol() -> type:
+    """The h11 protocol of uvicorn with a deadline for request headers (slowloris)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedH11Protocol(H11Protocol):
+        _header_deadline: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm_header_deadline()
+
+        def data_received(self, data: bytes) -> None:
+            if not self._in_request():
+                self._arm_header_deadline()
+            super().data_received(data)
+            if self._in_request():
+                self._disarm_header_deadline()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self._in_request():
+                self._disarm_header_deadline()  # the keep-alive timer takes over until data comes
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm_header_deadline()
+            super().connection_lost(exc)
+
+        def _in_request(self) -> bool:
+            return self.cycle is not None and not self.cycle.response_complete
+
+        def _arm_header_deadline(self) -> None:
+            if self._header_deadline is None:
+                self._header_deadline = self.loop.call_later(HEADER_TIMEOUT_S, self._headers_too_slow)
+
+        def _disarm_header_deadline(self) -> None:
+            if self._header_deadline is not None:
+                self._header_deadline.cancel()
+                self._header_deadline = None
+
+        def _headers_too_slow(self) -> None:
+            self._header_deadline = None
+            if not self._in_request() and not self.transport.is_closing():
+                self.transport.close()
+
+    return BoundedH11Protocol
 
 
 class _AnnouncingServer:
@@ -148,8 +261,6 @@ class _AnnouncingServer:
                     return
                 print(line, flush=True)
                 if ready_file is not None:
-                    partial = ready_file.with_name(ready_file.name + ".partial")
-                    partial.write_text(line + "\n")
-                    partial.replace(ready_file)
+                    write_private(ready_file, line + "\n")
 
         return Server(config)

@@ -12,17 +12,19 @@ Local servers (vLLM, SGLang) often need no key at all, so finding none is not an
 endpoint answers 401; :meth:`KeyLookup.require` turns it into one that names every alternative.
 
 A remote guest server's token is kept the same way, in an entry named ``guest:`` and its URL (profile
-names cannot hold a colon, so the two never meet); :func:`find_guest_token` falls back to
-``OSW_GUEST_TOKEN``. A guest's VNC password likewise, under ``vnc:`` and its ``HOST:PORT``
+names cannot hold a colon, so the two never meet); :func:`find_guest_token` reads ``OSW_GUEST_TOKEN``
+first, then the keyring (bounded in time: a keyring that prompts must not hang a run). A guest's VNC
+password likewise, under ``vnc:`` and its ``HOST:PORT``
 (:func:`find_vnc_password`, falling back to ``OSW_VNC_PASSWORD``).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from osw_studio.core.errors import SettingsError
 from osw_studio.settings.model import ResolvedProfile
@@ -268,31 +270,75 @@ def delete_guest_token(url: str) -> bool:
     return delete_key(_require_url(url))
 
 
-def find_guest_token(url: str, environ: Mapping[str, str] | None = None) -> TokenLookup:
-    """Look for the token of the guest server at ``url``: the keyring, then ``$OSW_GUEST_TOKEN``.
+KEYRING_TIMEOUT_S = 10.0
+"""The longest a token lookup waits for the keyring (a Secret Service that prompts may never answer)."""
 
-    A keyring that cannot be read is not an error here (the variable may hold the token, and OSWorld
-    guests need none); the lookup says why it failed.
+
+def find_guest_token(url: str, environ: Mapping[str, str] | None = None) -> TokenLookup:
+    """Look for the token of the guest server at ``url``: ``$OSW_GUEST_TOKEN``, then the keyring.
+
+    The variable comes first, so setting it always works, even where the keyring would hang; the
+    keyring is given :data:`KEYRING_TIMEOUT_S`. A keyring that cannot be read (or does not answer) is
+    not an error here (OSWorld guests need no token); the lookup says why it failed.
     """
-    return _find(url, lambda: get_guest_token(url), GUEST_TOKEN_ENV, environ)
+    return _find(url, lambda: get_guest_token(url), GUEST_TOKEN_ENV, environ, env_first=True)
 
 
 def _find(
-    where: str, stored_secret: Callable[[], str | None], variable: str, environ: Mapping[str, str] | None
+    where: str,
+    stored_secret: Callable[[], str | None],
+    variable: str,
+    environ: Mapping[str, str] | None,
+    *,
+    env_first: bool = False,
 ) -> TokenLookup:
     env = os.environ if environ is None else environ
+    value = env.get(variable, "").strip()
+    if value and env_first:
+        return TokenLookup(where, value, f"${variable}")
     keyring_error: str | None = None
     try:
-        stored = stored_secret()
+        stored = _bounded(stored_secret, KEYRING_TIMEOUT_S)
     except SettingsError as exc:
         stored = None
         keyring_error = _describe(exc.__cause__) if exc.__cause__ else exc.message
+    except TimeoutError:
+        stored = None
+        keyring_error = (
+            f"the keyring did not answer within {KEYRING_TIMEOUT_S:g} s (is it waiting for a password "
+            f"prompt?); set ${variable} instead"
+        )
     if stored:
         return TokenLookup(where, stored, "keyring")
-    value = env.get(variable, "").strip()
     if value:
         return TokenLookup(where, value, f"${variable}", keyring_error)
     return TokenLookup(where, None, "none", keyring_error)
+
+
+def _bounded(call: Callable[[], str | None], seconds: float) -> str | None:
+    """``call()`` in a daemon thread, waited for at most ``seconds``.
+
+    Raises:
+        TimeoutError: If it has not returned by then (the thread is left to finish on its own).
+        Exception: Whatever ``call`` raises.
+    """
+    done = threading.Event()
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+        done.set()
+
+    threading.Thread(target=run, name="keyring-lookup", daemon=True).start()
+    if not done.wait(seconds):
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    ok, result = outcome[0]
+    if not ok:
+        raise result
+    return cast(str | None, result)
 
 
 def guest_token(url: str) -> str | None:

@@ -8,6 +8,7 @@ from osw_studio.core.errors import GuestError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.local import free_port
 from tests.envs.fake_guest import FakeGuest, Reply, Request, json_reply
+from tests.fakes.desktop import Desktop
 
 FAST = RetryPolicy(attempts=3, delay=0.01)
 PNG = b"\x89PNG\r\n\x1a\nrest"
@@ -107,3 +108,42 @@ async def test_osworld_request_shapes(fake_guest: FakeGuest) -> None:
     form = fake_guest.calls("/setup/upload")[0].form()
     assert form == {"file_path": b"/home/user/a b.txt", "file_data": "Ünï €".encode()}
     assert fake_guest.calls("/list_directory")[0].json() == {"path": "/home/user"}
+
+
+async def test_window_size_is_none_at_once_on_osworlds_bare_500(fake_guest: FakeGuest) -> None:
+    """OSWorld's /window_size returns nothing for a class with no window, which Flask turns into a 500."""
+    fake_guest.route(
+        "POST", "/window_size", lambda r: (500, "text/html", b"<title>500 Internal Server Error")
+    )
+    async with GuestClient(fake_guest.start(), retry=RetryPolicy(attempts=3, delay=5)) as client:
+        assert await client.window_size("no-such-class") is None
+    assert len(fake_guest.calls("/window_size")) == 1
+
+
+async def test_window_routes_answer_200_on_osworld_and_on_older_guests_404_means_no_window(
+    fake_guest: FakeGuest,
+) -> None:
+    fake_guest.route(
+        "POST", "/setup/activate_window", lambda r: (200, "text/html", b"Window activated successfully")
+    )
+    fake_guest.route("POST", "/setup/close_window", lambda r: (404, "text/plain", b"Window x not found"))
+    async with GuestClient(fake_guest.start(), retry=FAST) as client:
+        assert await client.activate_window("anything") is True  # OSWorld's server cannot tell
+        assert await client.close_window("x") is False
+
+
+async def test_our_guest_says_whether_a_window_matched(desktop: Desktop) -> None:
+    async with GuestClient(desktop.url, desktop.token, retry=FAST) as client:
+        assert await client.activate_window("no-such-window-anywhere") is False
+        assert await client.close_window("no-such-window-anywhere") is False
+
+
+def test_idle_connections_are_dropped_before_the_servers_drop_them() -> None:
+    """Both servers close idle keep-alive connections after 5 s; a request sent on one at that moment
+    fails, so the client stops reusing them well before."""
+    from osw_studio.envs.guest_client import KEEP_ALIVE_S
+    from osw_studio.guest.serve import KEEP_ALIVE_S as SERVER_KEEP_ALIVE_S
+
+    assert KEEP_ALIVE_S <= SERVER_KEEP_ALIVE_S / 2
+    client = GuestClient("http://127.0.0.1:1")
+    assert client._http._transport._pool._keepalive_expiry == KEEP_ALIVE_S  # type: ignore[attr-defined]

@@ -47,9 +47,9 @@ def test_typed_unicode_arrives_exactly_in_mousepad(desktop: Desktop) -> None:
     # The window manager lists the window (and so the guest can activate it) a moment after it maps.
     activated = wait_for(
         lambda: desktop.client.post("/setup/activate_window", json={"window_name": "typed.txt"}),
-        lambda response: response.status_code == 200,
+        lambda response: response.headers.get("x-osw-window") == "found",
     )
-    assert activated.status_code == 200, "the mousepad window appeared and was activated"
+    assert activated.headers["x-osw-window"] == "found", "the mousepad window appeared and was activated"
     text = 'Hello, World! ~`|{}"<>?\\ 123\nÜnïcode € 日本 ß ç ñ — ✓ 🙂'
     actions = [Hotkey(keys=["ctrl", "a"]), Typing(text=text), Hotkey(keys=["ctrl", "s"])]
     assert send(desktop, dump_actions(actions)) == {"status": "success", "executed": 3}

@@ -117,7 +117,7 @@ def test_the_token_comes_from_the_keyring_and_is_in_no_stored_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     fake, url = guest
-    monkeypatch.setenv("OSW_GUEST_TOKEN", "a-stale-token")  # the keyring entry wins over it
+    monkeypatch.delenv("OSW_GUEST_TOKEN", raising=False)  # the variable would come first
     set_guest_token(url, TOKEN)
     code = main(_command(kind, tmp_path, url))
     out = capsys.readouterr()

@@ -36,12 +36,13 @@ def test_a_token_is_kept_per_guest_url(memory_keyring: MemoryKeyring) -> None:
     assert memory_keyring.entries == {}
 
 
-def test_the_variable_is_the_fallback_and_the_keyring_wins(memory_keyring: MemoryKeyring) -> None:
+def test_the_variable_comes_first_then_the_keyring(memory_keyring: MemoryKeyring) -> None:
     environ = {"OSW_GUEST_TOKEN": " from-env "}
     found = find_guest_token(URL, environ=environ)
     assert (found.value, found.source) == ("from-env", "$OSW_GUEST_TOKEN")
     set_guest_token(URL, TOKEN)
-    assert find_guest_token(URL, environ=environ).value == TOKEN
+    assert find_guest_token(URL, environ=environ).value == "from-env"
+    assert find_guest_token(URL, environ={}).value == TOKEN
     nothing = find_guest_token("http://other:5000", environ={})
     assert (nothing.value, nothing.source) == (None, "none")
 
@@ -50,7 +51,8 @@ def test_the_variable_is_the_fallback_and_the_keyring_wins(memory_keyring: Memor
 def test_without_a_keyring_the_variable_still_works_and_the_reason_is_kept() -> None:
     found = find_guest_token(URL, environ={"OSW_GUEST_TOKEN": TOKEN})
     assert (found.value, found.source) == (TOKEN, "$OSW_GUEST_TOKEN")
-    assert found.keyring_error == "no keyring backend is installed or running"
+    missing = find_guest_token(URL, environ={})
+    assert (missing.value, missing.keyring_error) == (None, "no keyring backend is installed or running")
     with pytest.raises(SettingsError, match="could not write to the OS keyring"):
         set_guest_token(URL, TOKEN)
 
@@ -110,3 +112,29 @@ def test_keys_set_takes_a_profile_or_a_guest_not_both(capsys: pytest.CaptureFixt
         main(["keys", "set", "--profile", "work", "--guest", URL])
     assert caught.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_keyring_that_never_answers_does_not_hang_the_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Secret Service waiting on a password prompt: the variable is read without asking it, and
+    without the variable the lookup gives up after the bound, saying why."""
+    import threading
+
+    from osw_studio.settings import secrets as module
+
+    release = threading.Event()
+    asked: list[str] = []
+
+    def prompting(url: str) -> str | None:
+        asked.append(url)
+        release.wait(30)
+        return None
+
+    monkeypatch.setattr(module, "get_guest_token", prompting)
+    monkeypatch.setattr(module, "KEYRING_TIMEOUT_S", 0.5)
+    try:
+        found = find_guest_token(URL, environ={"OSW_GUEST_TOKEN": TOKEN})
+        assert (found.value, asked) == (TOKEN, [])
+        missing = find_guest_token(URL, environ={})
+        assert missing.value is None and "did not answer within 0.5 s" in (missing.keyring_error or "")
+    finally:
+        release.set()

@@ -79,6 +79,7 @@ def test_the_field_follows_the_provider_and_the_url(
         dialog.guest_token.placeholderText() == "stored ($OSW_GUEST_TOKEN); Show to reveal, type to replace"
     )
     dialog.remote_url.setText("http://10.0.0.6:5000")
+    monkeypatch.delenv("OSW_GUEST_TOKEN")  # the variable comes first: without it, the keyring's
     dialog.remote_url.editingFinished.emit()
     assert dialog.guest_token.placeholderText() == "stored (keyring); Show to reveal, type to replace"
 
