@@ -87,6 +87,8 @@ class Episode:
         store: Where steps and the result are written; None keeps them in memory only.
         evaluate: Scores the end state; default: :func:`osw_studio.evaluation.evaluate.evaluate`.
         domain: The task's domain, for the result.
+        task_dir: The task file's folder, handed to ``env.reset`` with the task (relative paths in its
+            setup steps and evaluator resolve there).
     """
 
     state_changed = Signal(str, str)
@@ -110,8 +112,10 @@ class Episode:
         store: RunStoreWriter | None = None,
         evaluate: EvaluateFunc | None = None,
         domain: str | None = None,
+        task_dir: Path | None = None,
     ) -> None:
         self.task = task
+        self.task_dir = task_dir
         self.agent = agent
         self.env = env
         self.config = config or EpisodeConfig()
@@ -340,7 +344,7 @@ class Episode:
     async def _run_steps(self) -> float:
         self._set_state(EpisodeState.RESETTING)
         self.agent.reset(self.task)
-        first = await self._timed("reset", self.env.reset(self.task))
+        first = await self._timed("reset", self.env.reset(self.task, task_dir=self.task_dir))
         self._set_state(EpisodeState.OBSERVING)  # the reset ends with an observation
         self.observation_taken.emit(first)
         observation: Observation | None = first

@@ -155,12 +155,15 @@ class EnvironmentSettings(_Section):
         vnc: The guest's VNC server, ``HOST:PORT`` or ``PORT`` (on the guest's host), for a viewer of
             guests without a live stream (OSWorld's). Its password is kept in the keyring
             (``osw-studio keys set --vnc HOST:PORT``).
+        keep_desktop: Start each run in the app on the desktop the last one left (chained manual work)
+            instead of a fresh one (the default: a new local sandbox, a recreated container).
     """
 
     provider: ProviderKind = "local"
     url: str | None = None
     docker_options: str | None = None
     vnc: str | None = None
+    keep_desktop: bool = False
 
     @field_validator("provider", mode="before")
     @classmethod

@@ -283,7 +283,7 @@ class MainWindow(QMainWindow):
         self.suite_action.setEnabled(not suite and not running and not self._starting)
         self.stop_suite_action.setEnabled(suite)
         self.takeover_action.setEnabled(running)
-        gating = running and c is not None and c.episode.state == "gating"
+        gating = running and c is not None and c.episode.proposal is not None
         self.approve_action.setEnabled(gating)
 
     # --- run controls -------------------------------------------------------------------------------
@@ -320,6 +320,8 @@ class MainWindow(QMainWindow):
         )
         self.status.showMessage(f"Starting {entry.task.id}: preparing the env…")
         try:
+            if self.services.replaces_env():
+                await self.viewer.detach_stream()  # the desktop it shows is about to go
             episode = await self.services.create_episode(entry, chosen)
         except OswError as exc:
             self.reporter.report(exc)
@@ -413,6 +415,11 @@ class MainWindow(QMainWindow):
 
     def _on_mode_changed(self, mode: str) -> None:
         if self.controller is not None and self.controller.running:
+            # An edit in progress runs first: auto mode must not pass the original over it. An edit that
+            # is not valid keeps the run in approve mode until it is fixed or dropped.
+            if mode == "auto" and self.inspector.editing and not self.inspector.approve():
+                self._on_episode_mode("approve")
+                return
             self.controller.set_mode(mode)
 
     def _on_human_input(self, actions: list[object]) -> None:
@@ -430,7 +437,10 @@ class MainWindow(QMainWindow):
         if c is not None:
             self.status.set_step(c.episode.step_index, c.episode.max_steps)
         if new == "resetting":
-            self.status.showMessage("Setting up the task in the guest…")
+            note = self.services.note
+            self.status.showMessage("Setting up the task in the guest…" + (f" {note}" if note else ""))
+        elif _old == "resetting":
+            self.status.clearMessage()
         self._update_actions()
 
     def _on_paused_changed(self, paused: bool) -> None:

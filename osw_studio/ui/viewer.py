@@ -1,16 +1,17 @@
 """The VM viewer: the guest's screen live, aspect-correct, with the proposed action drawn over it.
 
-During takeover the canvas turns a person's mouse, wheel and keyboard input into core actions and emits
-them (``human_input``); the run controller sends them to the guest through ``Episode.human_act``.
-
-A left click is held for the double-click interval, so that two or three quick clicks are recorded as one
-double or triple click (as the guest must replay them). Any other input (a key, the wheel, another press)
-sends the held click first, so the guest always gets input in the order the person gave it.
+During takeover the canvas keeps a person's mouse, wheel and keyboard input as raw events and, once the
+input pauses (:data:`BURST_MS`), reduces the burst with the demonstrations' reducer and emits the actions
+(``human_input``); the run controller sends them to the guest through ``Episode.human_act`` as one human
+step. So a typed word is one ``typing`` action, quick clicks at one spot one double or triple click, and
+what the guest receives is exactly what the step records.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -27,23 +28,19 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from osw_studio.core.actions import Action, Click, DoubleClick, MouseButton
-from osw_studio.tasks.demonstration import near
+from osw_studio.core.actions import Action
+from osw_studio.tasks.demonstration import InputEvent, reduce_events
 from osw_studio.ui.frames import FpsMeter, FrameStream
 from osw_studio.ui.geometry import Rect, fit_rect, screen_to_widget, widget_to_screen
-from osw_studio.ui.input_map import (
-    button_name,
-    double_click_action,
-    key_action,
-    release_action,
-    triple_click_action,
-    wheel_action,
-)
+from osw_studio.ui.input_map import input_event
 from osw_studio.ui.overlay import paint_actions
 
 TAKEOVER_COLOR = QColor(255, 170, 0)
 TAKEOVER_KEY = QKeySequence("Ctrl+T")
 """Begins and ends a takeover; the only key the viewer leaves to the window during one."""
+
+BURST_MS = 700
+"""A takeover's input is sent in bursts: this many quiet milliseconds end one (one human step)."""
 
 
 class ScreenCanvas(QWidget):
@@ -67,12 +64,13 @@ class ScreenCanvas(QWidget):
         self._screen: tuple[int, int] | None = None
         self._actions: list[Action] = []
         self._takeover = False
-        self._press: tuple[MouseButton, tuple[int, int]] | None = None
         self._placeholder = "No guest yet"
-        self._held_click: Click | DoubleClick | None = None
-        self._click_timer = QTimer(self)
-        self._click_timer.setSingleShot(True)
-        self._click_timer.timeout.connect(self.flush_click)
+        self._burst: list[InputEvent] = []
+        self._buttons = 0
+        self._swallow_release = False
+        self._burst_timer = QTimer(self)
+        self._burst_timer.setSingleShot(True)
+        self._burst_timer.timeout.connect(self._on_quiet)
 
     # --- what to show -------------------------------------------------------------------------------
 
@@ -114,9 +112,11 @@ class ScreenCanvas(QWidget):
     def set_takeover(self, on: bool) -> None:
         """Forward input to the guest (``on``) or only watch."""
         if not on:
-            self.flush_click()  # a click given just before the takeover ended still counts
+            self.flush_input()  # input given just before the takeover ended still counts
         self._takeover = on
-        self._press = None
+        self._burst = []
+        self._buttons = 0
+        self._swallow_release = False
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus if on else Qt.FocusPolicy.NoFocus)
         self.setCursor(Qt.CursorShape.CrossCursor if on else Qt.CursorShape.ArrowCursor)
         if on:
@@ -163,86 +163,101 @@ class ScreenCanvas(QWidget):
 
     # --- takeover input -----------------------------------------------------------------------------
 
-    def _to_screen(self, pos: QPointF, *, clamp: bool = False) -> tuple[int, int] | None:
+    @property
+    def burst_ms(self) -> int:
+        """Quiet milliseconds that end a burst of input (never shorter than the double-click interval)."""
+        return max(BURST_MS, QApplication.doubleClickInterval() + 50)
+
+    def _to_screen(self, pos: QPointF, clamp: bool = False) -> tuple[int, int] | None:
         return widget_to_screen((pos.x(), pos.y()), self.screen_rect(), self.screen_size, clamp=clamp)
 
-    def _held_near(self, point: tuple[int, int] | None) -> bool:
-        held = self._held_click
-        if held is None or point is None or held.x is None or held.y is None:
-            return False
-        return near(point, (held.x, held.y))
-
-    def _count_click(self, point: tuple[int, int]) -> None:
-        """One more left click at ``point``: held as a click or double-click, sent at once as a triple."""
-        if not self._held_near(point):
-            self.flush_click()
-            self._held_click = Click(x=point[0], y=point[1])
-        elif isinstance(self._held_click, Click):
-            self._held_click = double_click_action(point)
-        else:  # nothing goes beyond a triple-click: no need to wait
-            self._click_timer.stop()
-            self._held_click = None
-            self.human_input.emit([triple_click_action(point)])
+    def _take(self, event: QEvent) -> None:
+        """Keep one raw input event of the burst in progress; the burst ends after a quiet spell."""
+        recorded = input_event(event, self._to_screen)
+        if recorded is None:
             return
-        self._click_timer.start(QApplication.doubleClickInterval())
+        # the time it reached the viewer: event time stamps of synthetic input (tests, remote desktops)
+        # are spaced by their own rules, and a burst is about what the person just did
+        recorded = replace(recorded, t=time.monotonic())
+        if event.type() == QEvent.Type.MouseButtonDblClick:
+            # Qt has decided this press is a double-click's second: it counts as a whole click next to
+            # the first, however its time stamp reads (test tools send no release after it).
+            last = self._burst[-1] if self._burst else None
+            t = last.t if last is not None and last.kind == "up" else recorded.t
+            self._burst += [replace(recorded, t=t), replace(recorded, kind="up", t=t)]
+            self._swallow_release = True
+            self._burst_timer.start(self.burst_ms)
+            return
+        swallow, self._swallow_release = self._swallow_release, False
+        if recorded.kind == "up" and swallow:
+            return
+        if recorded.kind == "down":
+            self._buttons += 1
+        elif recorded.kind == "up":
+            self._buttons = max(0, self._buttons - 1)
+        elif recorded.kind == "move" and not self._buttons:
+            return
+        self._burst.append(recorded)
+        self._burst_timer.start(self.burst_ms)
 
-    def flush_click(self) -> None:
-        """Send the held left click (or double-click) now, before whatever input comes next."""
-        self._click_timer.stop()
-        action, self._held_click = self._held_click, None
-        if action is not None and self._takeover:
-            self.human_input.emit([action])
+    def _on_quiet(self) -> None:
+        if self._buttons:  # a drag in progress: its release belongs to this burst
+            self._burst_timer.start(self.burst_ms)
+            return
+        self.flush_input()
 
-    def _emit(self, action: Action) -> None:
-        self.flush_click()  # input reaches the guest in the order it was given
-        self.human_input.emit([action])
+    def flush_input(self) -> None:
+        """End the burst now: its input, reduced to actions, goes to the guest as one human step.
+
+        The reducer is the demonstrations' (:func:`~osw_studio.tasks.demonstration.reduce_events`): typed
+        keys are one ``typing`` (Enter inside it a newline), modifier combinations a ``hotkey``, quick
+        clicks at one spot a double or triple click.
+        """
+        self._burst_timer.stop()
+        events, self._burst = self._burst, []
+        self._buttons = 0
+        if not events:
+            return
+        interval = QApplication.doubleClickInterval() / 1000.0
+        actions = [a for step in reduce_events(events, double_click=interval) for a in step.actions]
+        if actions and self._takeover:
+            self.human_input.emit(actions)
+
+    flush_click = flush_input
+    """The former name: a click held for a double-click goes now."""
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().mousePressEvent(event)
-        button = button_name(event.button())
-        point = self._to_screen(event.position())
-        if not (button == "left" and self._held_near(point)):  # not the next click of a held one
-            self.flush_click()
-        if button and point:
-            self._press = (button, point)
+        self._take(event)
+        event.accept()
+        return None
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: D102
+        if not self._takeover:
+            return super().mouseMoveEvent(event)
+        self._take(event)
         event.accept()
         return None
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: D102
-        if not self._takeover or self._press is None:
+        if not self._takeover:
             return super().mouseReleaseEvent(event)
-        button, start = self._press
-        self._press = None
-        end = self._to_screen(event.position(), clamp=True) or start
-        if button_name(event.button()) == button:
-            action = release_action(button, start, end)
-            if isinstance(action, Click) and button == "left":
-                self._count_click(start)
-            else:
-                self._emit(action)
+        self._take(event)
         event.accept()
         return None
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().mouseDoubleClickEvent(event)
-        point = self._to_screen(event.position())
-        if point and event.button() == Qt.MouseButton.LeftButton:
-            # Qt sends the second press of a double-click as this event: it counts as the second click
-            self._press = None
-            self._count_click(point)
+        self._take(event)  # Qt sends the second press of a double-click as this event
         event.accept()
         return None
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().wheelEvent(event)
-        point = self._to_screen(event.position())
-        delta = event.angleDelta()
-        action = wheel_action(delta.x(), delta.y(), point) if point else None
-        if action is not None:
-            self._emit(action)
+        self._take(event)
         event.accept()
         return None
 
@@ -263,14 +278,19 @@ class ScreenCanvas(QWidget):
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().keyPressEvent(event)
-        action = key_action(event.key(), event.text(), event.modifiers())
-        if action is not None:
-            self._emit(action)
+        self._take(event)
+        event.accept()
+        return None
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:  # noqa: D102
+        if not self._takeover:
+            return super().keyReleaseEvent(event)
+        self._take(event)  # a modifier pressed and released alone is a press of it
         event.accept()
         return None
 
     def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: D102
-        self._press = None
+        self._buttons = 0
         super().focusOutEvent(event)
 
 
