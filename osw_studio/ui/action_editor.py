@@ -14,6 +14,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QAbstractItemView,
+    QApplication,
     QHeaderView,
     QPlainTextEdit,
     QTableWidget,
@@ -149,8 +150,14 @@ class ActionEditor(QTabWidget):
         Whatever ends an edit (the Approve shortcut's Enter, a button, a tab switch) reads the actions
         only after this, so a change typed into a cell is never lost because its editor was still open.
         """
-        editor = self.table.indexWidget(self.table.currentIndex())
-        if editor is not None and self.table.state() == QAbstractItemView.State.EditingState:
+        if self.table.state() != QAbstractItemView.State.EditingState:
+            return
+        focused = QApplication.focusWidget()
+        editors = [focused] if focused is not None and self.table.isAncestorOf(focused) else []
+        editors += [
+            w for w in self.table.viewport().findChildren(QWidget) if w.isVisible() and w not in editors
+        ]
+        for editor in editors[:1]:
             self.table.commitData(editor)
             self.table.closeEditor(editor, QAbstractItemDelegate.EndEditHint.NoHint)
 

@@ -15,7 +15,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
 
@@ -78,12 +78,17 @@ def last_results(runs_dir: Path) -> dict[str, str]:
 class MainWindow(QMainWindow):
     """OSW Studio's window.
 
+    Signals:
+        closed(): The window closed (the app then shuts down its runs, sandboxes and env).
+
     Args:
         library: The tasks to offer.
         services: The env and episode factory.
         qsettings: Where the window layout is kept (default: the platform's QSettings for the app).
         reporter: Shows errors as messages (default: dialogs on this window).
     """
+
+    closed = Signal()
 
     def __init__(
         self,
@@ -189,7 +194,14 @@ class MainWindow(QMainWindow):
         if self.controller is not None and self.controller.running:
             self.controller.stop()
         self.stop_suite()
+        if self.authoring is not None:
+            self.authoring.close()  # the app ends with its main window; shutdown stops the sandbox
         super().closeEvent(event)
+        self.closed.emit()
+
+    def quit(self) -> None:
+        """File › Quit (Ctrl+Q, from any of the app's windows): close every window; the app then ends."""
+        self.close()
 
     # --- toolbar and shortcuts ----------------------------------------------------------------------
 
@@ -247,7 +259,10 @@ class MainWindow(QMainWindow):
         self.export_action = file_menu.addAction("Export runs…", self.open_export)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         file_menu.addSeparator()
-        file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.quit_action = file_menu.addAction("Quit", self.quit)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # the platform's Quit key may be unset
+        # Ctrl+Q quits from the authoring window too, not only when this window is active
+        self.quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         run_menu = self.menuBar().addMenu("&Run")
         self.suite_action = run_menu.addAction("Evaluate suite…", self.open_suite_dialog)
         self.stop_suite_action = run_menu.addAction("Stop suite", self.stop_suite)
@@ -266,6 +281,7 @@ class MainWindow(QMainWindow):
 
         if self.authoring is None:
             self.authoring = AuthoringWindow(self.reporter)
+            self.authoring.addAction(self.quit_action)  # Ctrl+Q there quits the app, sandbox and all
         self.authoring.show()
         self.authoring.raise_()
         return self.authoring
@@ -471,6 +487,7 @@ class MainWindow(QMainWindow):
             self.status.set_step(record.index, c.episode.max_steps)
         if record.source == "human":
             self.status.showMessage(f"Your step {record.index} ran.", 3000)
+        self._update_actions()  # the proposal is gone: Approve no longer applies
 
     def _on_observation(self, observation: Observation) -> None:
         stream = self.viewer.stream
@@ -539,6 +556,7 @@ class MainWindow(QMainWindow):
         await self.services.aclose()
 
     def _on_error_raised(self, error: object) -> None:
+        log.warning("run error: %s", error)  # the log keeps what the status bar shows for a while
         if isinstance(error, OswError):
             self.status.showMessage(str(error), 10000)
         self._update_actions()
