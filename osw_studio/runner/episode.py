@@ -326,6 +326,7 @@ class Episode:
             task_id=self.task.id,
             model=self.model_name,
             status=status,
+            assisted=any(s.source == "human" or s.verdict == "edited" for s in self.steps),
             started_at=started,
             finished_at=time.time(),
         )

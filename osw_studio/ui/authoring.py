@@ -268,7 +268,7 @@ class AuthoringPanel(QWidget):
     # --- demonstration ----------------------------------------------------------------------------
 
     def _on_human_input(self, actions: list[Action]) -> None:
-        self.pending_inputs += 1
+        self.pending_inputs += len(actions)
         self._inputs.put_nowait(list(actions))
 
     async def _execute_inputs(self) -> None:
@@ -280,8 +280,8 @@ class AuthoringPanel(QWidget):
             except OswError as exc:
                 self.reporter.report(exc)
             finally:
-                self.pending_inputs -= 1
-                self.inputs_done += 1
+                self.pending_inputs -= len(actions)
+                self.inputs_done += len(actions)
 
     def _on_record_toggled(self, on: bool) -> None:
         if on:

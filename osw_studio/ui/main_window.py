@@ -25,6 +25,7 @@ from osw_studio.core.observation import Observation
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, Proposal
+from osw_studio.runner.summary import RUNS_DIR
 from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.about import about_action
@@ -41,7 +42,7 @@ from osw_studio.ui.step_inspector import StepInspector
 from osw_studio.ui.suite_run import SuiteProgress, SuiteRun
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
-from osw_studio.ui.viewer import TAKEOVER_KEY, VmViewer
+from osw_studio.ui.viewer import TAKEOVER_KEY, ViewerWindow, VmViewer
 
 if TYPE_CHECKING:
     from osw_studio.runner.batch import Batch, BatchProgress
@@ -53,12 +54,35 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 """Bumped when the docks change, so an older saved layout is not forced onto new docks."""
+
+MIN_WINDOW = (1280, 720)
+"""The smallest window everything fits in (a laptop screen)."""
+
+DOCK_MIN_WIDTH = 220
+"""The narrowest a side dock gets; the viewer keeps the rest."""
+
+
+def result_word(result: EpisodeResult | None) -> str:
+    """How the task list names a run's result: ``passed``, ``passed with help``, ``failed``, ``stopped``..."""
+    if result is None:
+        return "interrupted"
+    if result.status in ("finished", "failed"):
+        if result.success:
+            return "passed with help" if result.assisted else "passed"
+        return "failed"
+    return result.status
+
+
+SCORED = ("passed", "passed with help", "failed")
 
 
 def last_results(runs_dir: Path) -> dict[str, str]:
-    """The newest result of each task id in the runs folder: ``passed``, ``failed``, ``error``..."""
+    """The result of each task id in the runs folder: its newest scored run, else its newest run.
+
+    A later stopped or interrupted run does not hide an earlier pass.
+    """
     found: dict[str, str] = {}
     for run in reversed(list_runs(runs_dir)):  # oldest first, so newer runs overwrite
         try:
@@ -66,12 +90,9 @@ def last_results(runs_dir: Path) -> dict[str, str]:
             task_id = run.meta.task_id
         except OswError:
             continue
-        if result is None:
-            found[task_id] = "interrupted"
-        elif result.status in ("finished", "failed"):
-            found[task_id] = "passed" if result.success else "failed"
-        else:
-            found[task_id] = result.status
+        word = result_word(result)
+        if word in SCORED or found.get(task_id) not in SCORED:
+            found[task_id] = word
     return found
 
 
@@ -115,6 +136,7 @@ class MainWindow(QMainWindow):
         self._history_run: RunStore | None = None
         self._pending: set[asyncio.Task[object]] = set()
         self.authoring: AuthoringWindow | None = None
+        self._viewer_window: ViewerWindow | None = None
 
         self.tasks = TaskBrowser(library, self._results.get)
         self.viewer = VmViewer()
@@ -130,23 +152,24 @@ class MainWindow(QMainWindow):
         self.status.set_env(services.env_description())
         self.status.set_model(services.settings.resolve_profile().model)
 
+        # The viewer is the central widget: it takes whatever space the docks leave, so a maximised
+        # window shows the guest large; the task list, the inspector and the rest are narrow docks.
+        self.setCentralWidget(self.viewer)
         self.docks: dict[str, QDockWidget] = {}
         area = Qt.DockWidgetArea
-        self._dock("viewer", "VM viewer", self.viewer, area.RightDockWidgetArea)
         self._dock("tasks", "Tasks", self.tasks, area.LeftDockWidgetArea)
         self._dock("history", "Run history", self.history, area.LeftDockWidgetArea)
         self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
-        self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
         self._dock("results", "Results", self.results, area.RightDockWidgetArea)
+        self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
         self.docks["tasks"].raise_()
-        self.splitDockWidget(self.docks["viewer"], self.docks["inspector"], Qt.Orientation.Horizontal)
-        self.tabifyDockWidget(self.docks["viewer"], self.docks["results"])
-        self.docks["viewer"].raise_()
+        self.tabifyDockWidget(self.docks["inspector"], self.docks["results"])
+        self.docks["inspector"].raise_()
+        for name in ("tasks", "history", "inspector", "results"):
+            self.docks[name].widget().setMinimumWidth(DOCK_MIN_WIDTH)
         self.resizeDocks(
-            [self.docks["tasks"], self.docks["viewer"], self.docks["inspector"]],
-            [330, 900, 370],
-            Qt.Orientation.Horizontal,
+            [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
         )
 
         self._build_actions()
@@ -196,6 +219,8 @@ class MainWindow(QMainWindow):
         self.stop_suite()
         if self.authoring is not None:
             self.authoring.close()  # the app ends with its main window; shutdown stops the sandbox
+        if self._viewer_window is not None:
+            self._viewer_window.close()
         super().closeEvent(event)
         self.closed.emit()
 
@@ -255,6 +280,7 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.settings_action)
         self.addToolBar(toolbar)
         file_menu = self.menuBar().addMenu("&File")
+        self.open_tasks_action = file_menu.addAction("Open tasks folder…", self.open_tasks_folder)
         self.open_results_action = file_menu.addAction("Open results folder…", self.pick_results_folder)
         self.export_action = file_menu.addAction("Export runs…", self.open_export)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
@@ -267,6 +293,11 @@ class MainWindow(QMainWindow):
         self.suite_action = run_menu.addAction("Evaluate suite…", self.open_suite_dialog)
         self.stop_suite_action = run_menu.addAction("Stop suite", self.stop_suite)
         view_menu = self.menuBar().addMenu("&View")
+        self.pop_out_action = view_menu.addAction("Pop out viewer", self.toggle_pop_out)
+        self.pop_out_action.setCheckable(True)
+        self.pop_out_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
+        self.viewer.pop_out_requested.connect(self.toggle_pop_out)
+        view_menu.addSeparator()
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
         tasks_menu = self.menuBar().addMenu("&Tasks")
@@ -274,6 +305,37 @@ class MainWindow(QMainWindow):
         help_menu = self.menuBar().addMenu("&Help")
         self.about_action = about_action(self)
         help_menu.addAction(self.about_action)
+
+    @property
+    def viewer_popped_out(self) -> bool:
+        """Whether the viewer is in a window of its own."""
+        return self._viewer_window is not None
+
+    def toggle_pop_out(self) -> None:
+        """View › Pop out viewer: move the viewer into a window of its own, or back into this one."""
+        if self._viewer_window is None:
+            self.takeCentralWidget()  # keeps the viewer alive (setCentralWidget would delete it)
+            placeholder = QLabel("The viewer is in its own window; close it to bring the viewer back.")
+            placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.setCentralWidget(placeholder)
+            window = ViewerWindow(self.viewer)
+            window.addAction(self.quit_action)
+            window.closed.connect(self._on_viewer_window_closed)
+            self._viewer_window = window
+            window.show()
+        else:
+            self._viewer_window.close()
+        self.pop_out_action.setChecked(self._viewer_window is not None)
+
+    def _on_viewer_window_closed(self) -> None:
+        window, self._viewer_window = self._viewer_window, None
+        if window is None:
+            return
+        self.viewer.setParent(None)
+        self.setCentralWidget(self.viewer)
+        self.viewer.show()
+        window.deleteLater()
+        self.pop_out_action.setChecked(False)
 
     def open_authoring(self) -> QMainWindow:
         """Open the task-authoring window (editor, sandbox setup, demonstration, checks)."""
@@ -356,6 +418,7 @@ class MainWindow(QMainWindow):
         controller = RunController(episode, self)
         self.controller = controller
         self._history_run = None
+        self.viewer.set_replaying(False)
         self.timeline.clear_steps()
         self.inspector.bind(controller)
         self.viewer.canvas.set_actions([])
@@ -470,6 +533,7 @@ class MainWindow(QMainWindow):
         self.mode.blockSignals(False)
 
     def _on_step_proposed(self, proposal: Proposal) -> None:
+        self.viewer.set_replaying(False)  # a new proposal is about the live screen
         self.viewer.canvas.set_actions(proposal.actions)
         if self.controller is not None:
             self.status.set_step(proposal.index, self.controller.episode.max_steps)
@@ -526,10 +590,9 @@ class MainWindow(QMainWindow):
         self.status.showMessage(f"Run {result.status}, score {score}, {result.steps} steps{extra}")
         self.viewer.set_takeover(False)
         self.viewer.canvas.set_actions([])
-        if result.status in ("finished", "failed"):
-            self._results[result.task_id] = "passed" if result.success else "failed"
-        else:
-            self._results[result.task_id] = result.status
+        word = result_word(result)
+        if word in SCORED or self._results.get(result.task_id) not in SCORED:
+            self._results[result.task_id] = word
         self.history.refresh()
         self.tasks.refresh()
         self._refresh_results()
@@ -568,12 +631,15 @@ class MainWindow(QMainWindow):
             self.status.showMessage(f"{entry.task.id}: F5 runs it.", 4000)
 
     def _on_step_selected(self, record: StepRecord) -> None:
+        """A step picked in the timeline, of a past run or of the current one: its screen and actions."""
         self.inspector.show_record(record)
-        if self._history_run is not None:
+        path = self.timeline.path_of(record)
+        if path is None and self._history_run is not None:
             path = self._history_run.screenshot_path(record)
-            if path is not None:
-                self._show_screenshot(path.read_bytes(), recorded=True)
-            self.viewer.canvas.set_actions(record.executed)
+        if path is not None and path.is_file():
+            self._show_screenshot(path.read_bytes(), recorded=True)
+            self.viewer.set_replaying(self._history_run is None)  # live frames wait while it is shown
+        self.viewer.canvas.set_actions(record.executed or record.proposed)
 
     def open_run(self, run: RunStore) -> None:
         """Browse a past run: its steps on the timeline, its screens in the viewer."""
@@ -600,6 +666,40 @@ class MainWindow(QMainWindow):
             self.timeline.setCurrentRow(0)
             self.timeline.setFocus()
 
+    def open_tasks_folder(self, folder: Path | None = None) -> bool:
+        """File › Open tasks folder…: list the tasks of another folder (or index file) instead.
+
+        A folder without a loadable task says so and the list keeps the tasks it had.
+        """
+        from PySide6.QtWidgets import QFileDialog
+
+        from osw_studio.core.errors import TaskError
+        from osw_studio.tasks.load import load_tasks
+
+        if folder is None:
+            name = QFileDialog.getExistingDirectory(self, "Tasks folder to open")
+            if not name:
+                return False
+            folder = Path(name)
+        found = load_tasks([folder])
+        if not found.entries:
+            first = f" ({found.errors[0]})" if found.errors else ""
+            self.reporter.report(
+                TaskError(
+                    "no task could be loaded" + first,
+                    where=str(folder),
+                    hint="pick a folder of task JSON files",
+                )
+            )
+            return False
+        self.library.load([folder])
+        self.tasks.refresh()
+        skipped = f"; {len(found.errors)} file(s) skipped (see the log)" if found.errors else ""
+        for error in found.errors[:20]:
+            log.warning("task not loaded: %s", error)
+        self.status.showMessage(f"{len(self.library)} tasks from {folder}{skipped}")
+        return True
+
     # --- results ------------------------------------------------------------------------------------
 
     def _restore_results_folder(self) -> None:
@@ -623,7 +723,7 @@ class MainWindow(QMainWindow):
     def _on_result_opened(self, run: RunStore) -> None:
         self.open_run(run)
         if self._history_run is run:  # shown: the viewer and the timeline take over
-            self.docks["viewer"].raise_()
+            self.docks["inspector"].raise_()
 
     def open_export(self) -> ExportDialog:
         """File > Export runs…: the runs selected in Run history, or the runs folder, to a format."""
@@ -706,6 +806,7 @@ class MainWindow(QMainWindow):
             self.show_results(run.batch.out)
         else:
             self.results.refresh()
+        self.history.add_suite(run.batch.out / RUNS_DIR)  # the suite's runs are in Run history too
         score = "–" if outcome.score is None else f"{outcome.score:.2f}"
         self.status.showMessage(f"{outcome.domain}/{outcome.task_id}: {outcome.status}, score {score}", 5000)
 

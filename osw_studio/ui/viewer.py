@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QCloseEvent,
     QColor,
     QFocusEvent,
     QImage,
@@ -26,7 +27,18 @@ from PySide6.QtGui import (
     QPen,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from osw_studio.core.actions import Action
 from osw_studio.tasks.demonstration import InputEvent, reduce_events
@@ -53,6 +65,7 @@ class ScreenCanvas(QWidget):
 
     human_input = Signal(list)
     frame_shown = Signal()
+    screen_size_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,8 +98,11 @@ class ScreenCanvas(QWidget):
 
     def set_screen_size(self, size: tuple[int, int] | None) -> None:
         """Tell the canvas the guest's real screen size (frames may come downscaled)."""
+        changed = size != self._screen
         self._screen = size
         self.update()
+        if changed:
+            self.screen_size_changed.emit()
 
     def set_frame(self, image: QImage) -> None:
         """Show a frame (already decoded and scaled off the event loop)."""
@@ -294,40 +310,96 @@ class ScreenCanvas(QWidget):
         super().focusOutEvent(event)
 
 
+ZOOMS: dict[str, float | None] = {"Fit": None, "50%": 0.5, "1:1": 1.0, "150%": 1.5, "200%": 2.0}
+"""The viewer's zoom choices: ``Fit`` scales the guest into the space, the others are fixed scales."""
+
+
 class VmViewer(QWidget):
-    """The viewer dock's content: a header (source, fps, takeover hint) above the screen canvas.
+    """The viewer: a header (source, zoom, pop-out, fps, takeover hint) above the screen canvas.
 
     It shows frames from a :class:`FrameStream` when one is attached, and otherwise the observations the
-    episode takes (so a guest without a stream is still shown, one frame per step).
+    episode takes (so a guest without a stream is still shown, one frame per step). At ``Fit`` the guest
+    fills the space; at a fixed zoom (``1:1`` shows guest pixels as screen pixels) it scrolls.
+
+    Signals:
+        pop_out_requested(): The person asked for the viewer in a window of its own (or back).
     """
+
+    pop_out_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.canvas = ScreenCanvas(self)
+        self.canvas = ScreenCanvas()
+        self.scroll_area = QScrollArea(self)
+        self.scroll_area.setObjectName("viewerScroll")
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.scroll_area.setWidget(self.canvas)
+        self.scroll_area.setWidgetResizable(True)
         self.source_label = QLabel("no guest")
         self.source_label.setObjectName("viewerSource")
         self.fps_label = QLabel("– fps")
         self.fps_label.setObjectName("viewerFps")
         self.hint_label = QLabel("")
         self.hint_label.setObjectName("viewerHint")
+        self.zoom = QComboBox()
+        self.zoom.setObjectName("viewerZoom")
+        self.zoom.addItems(list(ZOOMS))
+        self.zoom.setToolTip("Fit the guest into the viewer, or show it at a fixed scale (1:1: guest pixels)")
+        self.zoom.currentTextChanged.connect(self._apply_zoom)
+        self.pop_button = QToolButton()
+        self.pop_button.setObjectName("viewerPopOut")
+        self.pop_button.setText("Pop out")
+        self.pop_button.setToolTip(
+            "Show the viewer in a window of its own (again: back into the main window)"
+        )
+        self.pop_button.clicked.connect(self.pop_out_requested.emit)
+        self.live_button = QToolButton()
+        self.live_button.setObjectName("viewerLive")
+        self.live_button.setText("Back to live")
+        self.live_button.setToolTip("A recorded step's screen is shown; go back to the guest's live screen")
+        self.live_button.clicked.connect(lambda: self.set_replaying(False))
+        self.live_button.hide()
+        self._replaying = False
         header = QHBoxLayout()
         header.setContentsMargins(6, 2, 6, 2)
         header.addWidget(self.source_label)
         header.addStretch(1)
         header.addWidget(self.hint_label)
+        header.addWidget(self.live_button)
         header.addSpacing(12)
+        header.addWidget(self.zoom)
+        header.addWidget(self.pop_button)
+        header.addSpacing(6)
         header.addWidget(self.fps_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(header)
-        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.scroll_area, 1)
         self.meter = FpsMeter()
         self._stream: FrameStream | None = None
+        self._last_live: QImage | None = None
         self._fps_timer = QTimer(self)
         self._fps_timer.setInterval(500)
         self._fps_timer.timeout.connect(self._update_fps)
         self._fps_timer.start()
+        self.canvas.screen_size_changed.connect(lambda: self._apply_zoom(self.zoom.currentText()))
+
+    def set_zoom(self, name: str) -> None:
+        """``Fit``, ``1:1`` or a percentage from :data:`ZOOMS`."""
+        self.zoom.setCurrentText(name)
+
+    def _apply_zoom(self, name: str) -> None:
+        scale = ZOOMS.get(name)
+        if scale is None:
+            self.canvas.setMinimumSize(320, 180)
+            self.canvas.setMaximumSize(16777215, 16777215)
+            self.scroll_area.setWidgetResizable(True)
+            return
+        width, height = self.canvas.screen_size
+        self.scroll_area.setWidgetResizable(False)
+        self.canvas.setFixedSize(round(width * scale), round(height * scale))
 
     @property
     def stream(self) -> FrameStream | None:
@@ -352,20 +424,36 @@ class VmViewer(QWidget):
             stream.frame_ready.disconnect(self._on_stream_frame)
             stream.status_changed.disconnect(self._on_stream_status)
 
+    @property
+    def replaying(self) -> bool:
+        """Whether a recorded step's screen is shown instead of the live one."""
+        return self._replaying
+
+    def set_replaying(self, on: bool) -> None:
+        """Hold a recorded screen (``on``: live frames wait) or go back to the live screen."""
+        self._replaying = on
+        self.live_button.setVisible(on)
+        if not on and self._last_live is not None:
+            self.canvas.set_frame(self._last_live)
+
     def show_encoded(self, image: QImage) -> None:
         """Show one decoded frame (an observation) when no live stream is attached."""
         if self._stream is None or not self._stream.running:
             self.canvas.set_frame(image)
 
     def set_takeover(self, on: bool) -> None:
-        """Switch takeover on or off, with a visible hint."""
+        """Switch takeover on or off, with a visible hint (a takeover acts on the live screen)."""
+        if on:
+            self.set_replaying(False)
         self.canvas.set_takeover(on)
         self.hint_label.setText("TAKEOVER: your input goes to the guest (Ctrl+T ends)" if on else "")
         self.hint_label.setStyleSheet(f"color: {TAKEOVER_COLOR.name()}; font-weight: bold;" if on else "")
 
     def _on_stream_frame(self, image: QImage) -> None:
         self.meter.tick()  # only live frames count towards fps
-        self.canvas.set_frame(image)
+        self._last_live = image
+        if not self._replaying:
+            self.canvas.set_frame(image)
 
     def _on_stream_status(self, status: str) -> None:
         base = self._stream.base_url if self._stream else ""
@@ -374,3 +462,27 @@ class VmViewer(QWidget):
     def _update_fps(self) -> None:
         fps = self.meter.fps()
         self.fps_label.setText(f"{fps:.0f} fps" if fps else "– fps")
+
+
+class ViewerWindow(QWidget):
+    """The viewer popped out into a window of its own (a second screen, a large window beside the app).
+
+    Signals:
+        closed(): The window was closed: the viewer goes back into the main window.
+    """
+
+    closed = Signal()
+
+    def __init__(self, viewer: VmViewer) -> None:
+        super().__init__(None, Qt.WindowType.Window)
+        self.setObjectName("viewerWindow")
+        self.setWindowTitle("OSW Studio: viewer")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(viewer)
+        self.viewer = viewer
+        self.resize(1280, 760)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: D102 (Qt override)
+        super().closeEvent(event)
+        self.closed.emit()
