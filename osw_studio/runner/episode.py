@@ -139,6 +139,9 @@ class Episode:
         self._predict_task: asyncio.Task[Any] | None = None
         self._evaluation: dict[str, Any] | None = None
         self._env_lock = asyncio.Lock()
+        self.model_error: ModelError | None = None
+        """The failed model call the episode holds at (``hold_on_model_error``), until a retry."""
+        self._retry = False
 
     # --- read-only state ----------------------------------------------------------------------------
 
@@ -166,8 +169,10 @@ class Episode:
         self._set_paused(True)
 
     def resume(self) -> None:
-        """Go on running steps."""
+        """Go on running steps (held at a failed model call: call it again)."""
         self._step_once = False
+        if self.model_error is not None:
+            self._retry = True
         self._set_paused(False)
 
     def step_once(self) -> None:
@@ -210,6 +215,12 @@ class Episode:
         else:
             self._decision = _Decision("edited", list(actions))
         self._wake.set()
+
+    def retry_model_call(self) -> None:
+        """Call the model again for the step whose model call failed (see ``hold_on_model_error``)."""
+        if self.model_error is not None:
+            self._retry = True
+            self._wake.set()
 
     def skip(self) -> None:
         """Drop the held proposal (recorded with verdict ``skipped``) and go on to the next step."""
@@ -447,6 +458,27 @@ class Episode:
         return "human" if getattr(self.agent, "kind", None) == "human" else "agent"
 
     async def _predict(self, observation: Observation) -> Prediction:
+        """The model's prediction; with ``hold_on_model_error`` a failure waits for a retry or a stop."""
+        while True:
+            try:
+                return await self._predict_once(observation)
+            except ModelError as exc:
+                if not self.config.hold_on_model_error:
+                    raise
+                self.model_error = exc
+                self._retry = False
+                self.error_raised.emit(exc)
+                self._set_paused(True)
+                try:
+                    while not self._retry:
+                        if self._stopping:
+                            raise _Stopped from None
+                        await self._wait_for_wake()
+                finally:
+                    self.model_error = None
+                self._set_paused(False)
+
+    async def _predict_once(self, observation: Observation) -> Prediction:
         call = self.agent.predict(self.task.instruction, observation, on_token=self.model_token.emit)
         self._predict_task = asyncio.ensure_future(call)
         try:

@@ -98,6 +98,7 @@ def plan_recipe(
     api_key: str | None = None,
     secrets: Sequence[str] = (),
     agent_factory: AgentFactory | None = None,
+    hold_on_model_error: bool = False,
 ) -> RunRecipe:
     """Read the settings for a session of runs.
 
@@ -111,6 +112,7 @@ def plan_recipe(
         api_key: The model key (None: looked up for the profile when its agent calls a model).
         secrets: More values no run store may hold (guest tokens).
         agent_factory: Builds agents instead of the agent registry (the app's tests script them).
+        hold_on_model_error: A failed model call waits for a person's retry instead of ending the run.
 
     Raises:
         SettingsError: If the profile or the agent kind is unknown.
@@ -125,7 +127,11 @@ def plan_recipe(
         from osw_studio.settings.secrets import find_api_key
 
         api_key = find_api_key(resolved).value
-    config = EpisodeConfig(max_steps=max_steps or settings.evaluation.max_steps, mode=mode)
+    config = EpisodeConfig(
+        max_steps=max_steps or settings.evaluation.max_steps,
+        mode=mode,
+        hold_on_model_error=hold_on_model_error,
+    )
     run_meta = {
         "provider": provider,
         "action_space": resolved.action_space,

@@ -290,6 +290,9 @@ class MainWindow(QMainWindow):
         # Ctrl+Q quits from the authoring window too, not only when this window is active
         self.quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         run_menu = self.menuBar().addMenu("&Run")
+        self.retry_action = run_menu.addAction("Retry model call", self.retry_model_call)
+        self.retry_action.setShortcut(QKeySequence("Ctrl+R"))
+        self.retry_action.setToolTip("Call the model again for the step whose call failed")
         self.suite_action = run_menu.addAction("Evaluate suite…", self.open_suite_dialog)
         self.stop_suite_action = run_menu.addAction("Stop suite", self.stop_suite)
         view_menu = self.menuBar().addMenu("&View")
@@ -360,6 +363,7 @@ class MainWindow(QMainWindow):
         self.stop_action.setEnabled(running or suite)
         self.suite_action.setEnabled(not suite and not running and not self._starting)
         self.stop_suite_action.setEnabled(suite)
+        self.retry_action.setEnabled(running and c is not None and c.episode.model_error is not None)
         self.takeover_action.setEnabled(running)
         gating = running and c is not None and c.episode.proposal is not None
         self.approve_action.setEnabled(gating)
@@ -467,6 +471,14 @@ class MainWindow(QMainWindow):
                 url, getattr(guest, "token", None), fit=self.viewer.canvas.fit_size, vnc=vnc, parent=self
             )
             self.viewer.attach_stream(fresh, env.screen_size)
+
+    def retry_model_call(self) -> None:
+        """Run › Retry model call: after a failed model call (the run holds there), call it again."""
+        c = self.controller
+        if c is not None and c.running and c.episode.model_error is not None:
+            self.status.showMessage("Calling the model again…", 5000)
+            c.episode.retry_model_call()
+        self._update_actions()
 
     def toggle_pause(self) -> None:
         """Space: pause or resume."""
@@ -590,6 +602,9 @@ class MainWindow(QMainWindow):
         self.status.showMessage(f"Run {result.status}, score {score}, {result.steps} steps{extra}")
         self.viewer.set_takeover(False)
         self.viewer.canvas.set_actions([])
+        self.inspector.show_evaluation(result)  # the evaluator's reasons, metric by metric
+        if result.status == "error":
+            log.warning("the run of %s ended in error: %s", result.task_id, result.error)
         word = result_word(result)
         if word in SCORED or self._results.get(result.task_id) not in SCORED:
             self._results[result.task_id] = word
@@ -620,7 +635,12 @@ class MainWindow(QMainWindow):
 
     def _on_error_raised(self, error: object) -> None:
         log.warning("run error: %s", error)  # the log keeps what the status bar shows for a while
-        if isinstance(error, OswError):
+        c = self.controller
+        if c is not None and c.episode.model_error is error:
+            self.status.showMessage(
+                f"{error} — Run › Retry model call (Ctrl+R) tries again, Stop ends the run."
+            )
+        elif isinstance(error, OswError):
             self.status.showMessage(str(error), 10000)
         self._update_actions()
 

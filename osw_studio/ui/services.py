@@ -127,6 +127,7 @@ class Services:
             mode=mode,
             api_key=self.session_key,
             agent_factory=self.agent_factory,
+            hold_on_model_error=True,  # a person is there to retry (Run › Retry model call)
         )
         agent = recipe.make_agent(entry)
         try:

@@ -21,12 +21,42 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.core.errors import ActionParseError
-from osw_studio.core.step import StepRecord
+from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.runner.episode import Proposal
 from osw_studio.ui.action_editor import ActionEditor
 from osw_studio.ui.run_controller import RunController
 
 ERROR_STYLE = "color: #ff6b6b; font-weight: bold;"
+
+
+def evaluation_text(result: EpisodeResult) -> str:
+    """The evaluator's per-metric reasons for a run, as the inspector shows them.
+
+    >>> r = EpisodeResult(success=False, task_id="t", steps=2, score=0.0, evaluation={
+    ...     "score": 0.0, "conj": "and", "metrics": [
+    ...     {"index": 0, "func": "exact_match", "score": 0.0, "reason": "'a' != 'b'"}]})
+    >>> print(evaluation_text(r))
+    Evaluation: score 0.00 (metrics joined with and)
+    1. exact_match: 0.00 - 'a' != 'b'
+    """
+    evaluation = (result.model_extra or {}).get("evaluation")
+    if not isinstance(evaluation, dict):
+        return "No evaluation: the run ended before it was scored."
+    score = evaluation.get("score")
+    conj = evaluation.get("conj")
+    lines = [f"Evaluation: score {score:.2f}" if isinstance(score, int | float) else "Evaluation"]
+    if conj:
+        lines[0] += f" (metrics joined with {conj})"
+    elif evaluation.get("reason"):
+        lines.append(str(evaluation["reason"]))
+    for n, metric in enumerate(evaluation.get("metrics") or [], start=1):
+        if not isinstance(metric, dict):
+            continue
+        value = metric.get("score")
+        shown = f"{value:.2f}" if isinstance(value, int | float) else "?"
+        reason = f" - {metric['reason']}" if metric.get("reason") else ""
+        lines.append(f"{n}. {metric.get('func', '?')}: {shown}{reason}")
+    return "\n".join(lines)
 
 
 class StepInspector(QWidget):
@@ -177,6 +207,17 @@ class StepInspector(QWidget):
         hint = getattr(error, "hint", None)
         text = str(error) if hint else f"{error} (see the log for details)"
         self.show_error(text)
+
+    def show_evaluation(self, result: EpisodeResult) -> None:
+        """The evaluator's verdict on the run that ended: its score and each metric's reason."""
+        self._live = False
+        self._gating = False
+        score = "–" if result.score is None else f"{result.score:.2f}"
+        self.title.setText(f"Run {result.status} · score {score}")
+        self.output.setPlainText(evaluation_text(result))
+        self.thought.clear()
+        self.show_error(result.error or None)
+        self._update_buttons()
 
     # --- a recorded step ----------------------------------------------------------------------------
 

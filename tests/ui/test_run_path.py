@@ -79,6 +79,9 @@ async def test_f5_on_a_task_with_a_download_step_scores_one(window: MainWindow) 
     assert "score 1.00" in window.status.currentMessage()
     item = window.tasks.tree.currentItem()
     assert item is not None and item.text(2) == "passed"  # the task list shows the result
+    # the inspector shows the evaluator's verdict, metric by metric
+    assert window.inspector.title.text() == "Run finished · score 1.00"
+    assert "1. " in window.inspector.output.toPlainText()
     assert store.meta.agent == "replay" and store.meta.task_id == "count-error-lines"
 
 

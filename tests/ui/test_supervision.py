@@ -211,3 +211,22 @@ async def test_ctrl_q_in_the_authoring_window_quits_without_leaving_a_process(
     await window.shutdown()  # what the app runs once its window has closed
     assert await gone_within(pids, 5) == set()
     assert not env.pids()
+
+
+async def test_a_failed_model_call_holds_the_run_until_run_retry_model_call(
+    qtbot: QtBot, window: MainWindow, model_server: FakeOpenAIServer
+) -> None:
+    model_server.queue(Reply(status=500), code("pyautogui.click(500, 340)"))
+    assert window.tasks.select_task("write-hello-file")
+    window.mode.setCurrentText("approve")
+    window.run_action.trigger()
+    await until(lambda: window.retry_action.isEnabled(), 60)
+    assert window.controller is not None and window.controller.running  # held, not ended in error
+    assert "Retry model call" in window.status.currentMessage()
+    window.retry_action.trigger()
+    await until(lambda: window.inspector.approve_button.isEnabled(), 30)
+    assert "500, 340" in window.inspector.output.toPlainText()
+    assert not window.retry_action.isEnabled()
+    window.stop_action.trigger()
+    result = await window.controller.wait()
+    assert result is not None and result.status == "stopped"
