@@ -856,8 +856,16 @@ class MainWindow(QMainWindow):
         """Open the settings dialog (non-modal, so the loop keeps running)."""
         dialog = SettingsDialog(self.services.settings, self)
         dialog.setModal(True)
+        dialog.accepted.connect(lambda: self._take_session_key(dialog))
         dialog.open()
         return dialog
+
+    def _take_session_key(self, dialog: SettingsDialog) -> None:
+        if dialog.session_key:
+            self.services.session_key = dialog.session_key
+            self.status.showMessage(
+                "No keyring: the model key is used for this session only (not stored).", 15000
+            )
 
     def _on_settings_changed(self, _field: str) -> None:
         try:

@@ -156,3 +156,22 @@ async def test_open_tasks_folder_lists_its_tasks(qtbot: QtBot, window: MainWindo
     assert not window.open_tasks_folder(empty)
     assert reported and "no task" in str(reported[0])
     assert window.tasks.select_task("add-average-score")  # the list keeps what it had
+
+
+async def test_without_a_keyring_a_key_is_used_for_this_session_only(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, no_keyring: None
+) -> None:
+    from osw_studio.settings import load_settings
+
+    path = tmp_path / "settings.json"
+    path.write_text("{}", encoding="utf-8")
+    window.services.settings = load_settings(path)
+    dialog = window.open_settings()
+    dialog.key.setText("sk-session-only")
+    dialog.key.textEdited.emit("sk-session-only")
+    dialog.save()
+    assert dialog.error.text() == "" and not dialog.isVisible()
+    assert "session only" in dialog.key_source.text()
+    assert window.services.session_key == "sk-session-only"
+    assert "session only" in window.status.currentMessage()
+    assert "sk-session-only" not in path.read_text(encoding="utf-8")  # never written down
