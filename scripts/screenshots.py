@@ -120,8 +120,10 @@ async def render(window: MainWindow, out: Path) -> None:
     dialog.reject()
 
     # a full-HD guest in a maximised full-HD window, then the smallest window, both live
-    window.services.settings.evaluation.screen_resolution = (1920, 1080)
+    settings = window.services.settings
+    settings.evaluation = settings.evaluation.model_copy(update={"screen_resolution": (1920, 1080)})
     big = await window.services.ensure_env()
+    window.status.set_env(window.services.env_description() + " · ready")
     await big.guest.launch(["xterm", "-geometry", "100x30+200+150", "-title", "Terminal"])
     window.docks["inspector"].raise_()
     window.resize(1920, 1080)

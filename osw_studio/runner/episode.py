@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PHASE_TIMEOUTS",
+    "EPISODE_SIGNALS",
     "Episode",
     "EpisodeConfig",
     "EpisodeState",
@@ -624,6 +625,12 @@ class Episode:
             self.paused = paused
             self.paused_changed.emit(paused)
         self._wake.set()
+
+
+EPISODE_SIGNALS: tuple[str, ...] = tuple(
+    name for name, value in vars(Episode).items() if isinstance(value, Signal)
+)
+"""The names of the episode's signals, in declaration order: the one list views relay and listen to."""
 
 
 def _default_evaluate() -> EvaluateFunc:
