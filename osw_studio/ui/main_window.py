@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence
-from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QImage
+from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QWidget
 
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
@@ -28,10 +28,8 @@ from osw_studio.runner.episode import Episode, Proposal
 from osw_studio.runner.summary import RUNS_DIR
 from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.trajectory.store import RunStore
-from osw_studio.ui.about import about_action
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream, decode_frame
-from osw_studio.ui.icons import ActionIcon, action_icon
 from osw_studio.ui.results_view import ResultsView
 from osw_studio.ui.run_controller import RunController
 from osw_studio.ui.run_history import RunHistory, list_runs
@@ -42,7 +40,8 @@ from osw_studio.ui.step_inspector import StepInspector
 from osw_studio.ui.suite_run import SuiteProgress, SuiteRun
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
-from osw_studio.ui.viewer import TAKEOVER_KEY, ViewerWindow, VmViewer
+from osw_studio.ui.viewer import ViewerWindow, VmViewer
+from osw_studio.ui.window_actions import build_actions
 
 if TYPE_CHECKING:
     from osw_studio.runner.batch import Batch, BatchProgress
@@ -111,6 +110,25 @@ class MainWindow(QMainWindow):
 
     closed = Signal()
 
+    # made by :func:`osw_studio.ui.window_actions.build_actions`
+    run_action: QAction
+    pause_action: QAction
+    step_action: QAction
+    stop_action: QAction
+    approve_action: QAction
+    takeover_action: QAction
+    settings_action: QAction
+    mode: QComboBox
+    open_tasks_action: QAction
+    open_results_action: QAction
+    export_action: QAction
+    quit_action: QAction
+    retry_action: QAction
+    suite_action: QAction
+    stop_suite_action: QAction
+    pop_out_action: QAction
+    about_action: QAction
+
     def __init__(
         self,
         library: TaskLibrary,
@@ -172,7 +190,7 @@ class MainWindow(QMainWindow):
             [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
         )
 
-        self._build_actions()
+        build_actions(self)
         self.tasks.task_activated.connect(lambda _e: self.run_or_resume())
         self.tasks.task_selected.connect(self._on_task_selected)
         self.timeline.step_selected.connect(self._on_step_selected)
@@ -227,87 +245,6 @@ class MainWindow(QMainWindow):
     def quit(self) -> None:
         """File › Quit (Ctrl+Q, from any of the app's windows): close every window; the app then ends."""
         self.close()
-
-    # --- toolbar and shortcuts ----------------------------------------------------------------------
-
-    def _action(
-        self, text: str, shortcut: QKeySequence | str, slot: object, tip: str, icon: ActionIcon
-    ) -> QAction:
-        action = QAction(action_icon(icon), text, self)
-        action.setShortcut(QKeySequence(shortcut))
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.setToolTip(f"{tip} ({QKeySequence(shortcut).toString()})")
-        action.triggered.connect(slot)
-        self.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        self.run_action = self._action(
-            "Run", "F5", self.run_or_resume, "Run the selected task, or resume", "run"
-        )
-        self.pause_action = self._action(
-            "Pause", "Space", self.toggle_pause, "Pause or resume between phases", "pause"
-        )
-        self.pause_action.setCheckable(True)
-        self.step_action = self._action("Step", "F10", self.step_once, "Run one step, then pause", "step")
-        self.stop_action = self._action("Stop", "Shift+F5", self.stop, "Stop the run", "stop")
-        self.approve_action = self._action(
-            "Approve", "Return", self.inspector.approve, "Approve the proposal", "approve"
-        )
-        self.takeover_action = self._action(
-            "Take over", TAKEOVER_KEY, self.toggle_takeover, "Act yourself", "takeover"
-        )
-        self.takeover_action.setCheckable(True)
-        self.settings_action = self._action(
-            "Settings", "Ctrl+,", self.open_settings, "Edit the settings", "settings"
-        )
-        self.mode = QComboBox()
-        self.mode.setObjectName("mode")
-        self.mode.addItems(["auto", "approve"])
-        self.mode.setToolTip("auto: actions run as proposed; approve: each waits for you")
-        self.mode.currentTextChanged.connect(self._on_mode_changed)
-        toolbar = QToolBar("Run")
-        toolbar.setObjectName("runToolbar")
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        for action in (self.run_action, self.pause_action, self.step_action, self.stop_action):
-            toolbar.addAction(action)
-        toolbar.addSeparator()
-        toolbar.addWidget(QLabel(" Mode "))
-        toolbar.addWidget(self.mode)
-        toolbar.addAction(self.approve_action)
-        toolbar.addAction(self.takeover_action)
-        toolbar.addSeparator()
-        toolbar.addAction(self.settings_action)
-        self.addToolBar(toolbar)
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_tasks_action = file_menu.addAction("Open tasks folder…", self.open_tasks_folder)
-        self.open_results_action = file_menu.addAction("Open results folder…", self.pick_results_folder)
-        self.export_action = file_menu.addAction("Export runs…", self.open_export)
-        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
-        file_menu.addSeparator()
-        self.quit_action = file_menu.addAction("Quit", self.quit)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # the platform's Quit key may be unset
-        # Ctrl+Q quits from the authoring window too, not only when this window is active
-        self.quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
-        run_menu = self.menuBar().addMenu("&Run")
-        self.retry_action = run_menu.addAction("Retry model call", self.retry_model_call)
-        self.retry_action.setShortcut(QKeySequence("Ctrl+R"))
-        self.retry_action.setToolTip("Call the model again for the step whose call failed")
-        self.suite_action = run_menu.addAction("Evaluate suite…", self.open_suite_dialog)
-        self.stop_suite_action = run_menu.addAction("Stop suite", self.stop_suite)
-        view_menu = self.menuBar().addMenu("&View")
-        self.pop_out_action = view_menu.addAction("Pop out viewer", self.toggle_pop_out)
-        self.pop_out_action.setCheckable(True)
-        self.pop_out_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
-        self.viewer.pop_out_requested.connect(self.toggle_pop_out)
-        view_menu.addSeparator()
-        for dock in self.docks.values():
-            view_menu.addAction(dock.toggleViewAction())
-        tasks_menu = self.menuBar().addMenu("&Tasks")
-        tasks_menu.addAction("Author a task…", self.open_authoring)
-        help_menu = self.menuBar().addMenu("&Help")
-        self.about_action = about_action(self)
-        help_menu.addAction(self.about_action)
 
     @property
     def viewer_popped_out(self) -> bool:
