@@ -156,14 +156,14 @@ class EnvironmentSettings(_Section):
             guests without a live stream (OSWorld's). Its password is kept in the keyring
             (``osw-studio keys set --vnc HOST:PORT``).
         keep_desktop: Start each run in the app on the desktop the last one left (chained manual work)
-            instead of a fresh one (the default: a new local sandbox, a recreated container).
+            instead of a fresh one (unset, the default: a new local sandbox, a recreated container).
     """
 
     provider: ProviderKind = "local"
     url: str | None = None
     docker_options: str | None = None
     vnc: str | None = None
-    keep_desktop: bool = False
+    keep_desktop: bool | None = None
 
     @field_validator("provider", mode="before")
     @classmethod

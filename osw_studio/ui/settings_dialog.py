@@ -232,7 +232,7 @@ class SettingsDialog(QDialog):
         self.remote_url.setText(env.url or "")
         self.docker_options.setText(env.docker_options or "")
         self.vnc.setText(env.vnc or "")
-        self.keep_desktop.setChecked(env.keep_desktop)
+        self.keep_desktop.setChecked(bool(env.keep_desktop))
         self._describe_vnc_password(env.vnc, env.url)
         self._on_provider_changed(env.provider)
         self._describe_token()
@@ -439,7 +439,7 @@ class SettingsDialog(QDialog):
                     "url": self.remote_url.text(),
                     "docker_options": self.docker_options.text(),
                     "vnc": self.vnc.text(),
-                    "keep_desktop": self.keep_desktop.isChecked(),
+                    "keep_desktop": self.keep_desktop.isChecked() or None,  # unset: fresh desktops
                 }
             )
         except ValueError as exc:  # pydantic's ValidationError is a ValueError

@@ -66,7 +66,7 @@ def test_the_environment_is_saved_typed_and_shown_again(
     assert dialog.error.text() == "" and not dialog.isVisible()
 
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000", "keep_desktop": False}
+    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000"}
     assert data["evaluation"]["screen_resolution"] == "1280x800"
     again = _dialog(qtbot, load_settings(path))
     assert again.provider.currentText() == "remote"
