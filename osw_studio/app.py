@@ -117,6 +117,10 @@ def main(args: argparse.Namespace) -> int:
         window.status.showMessage(notice, 15000)
 
     closed = asyncio.Event()
+    # The loop must outlive the last window: shutdown (stopping runs, sandboxes, the env) runs on it, so
+    # the app ends when the main window has closed and shutdown is done, not when Qt sees no window.
+    app.setQuitOnLastWindowClosed(False)
+    window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)
     exit_after = _exit_after_ms()
     if exit_after is not None:  # packaging smoke tests: open the window, then close it like a person

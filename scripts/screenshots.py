@@ -9,7 +9,10 @@ task's reference solution in approve mode, so every picture shows a real guest s
 - history.png: a finished run opened from the run history, its timeline marked;
 - results.png: the Results dock over the runs folder, per domain, with the domain's tasks;
 - export.png: File > Export runs… after exporting the run as SFT chat data;
-- settings.png: the settings dialog.
+- settings.png: the settings dialog;
+- maximised.png: a maximised 1920x1080 window on a 1920x1080 guest, the viewer taking the space so the
+  guest's text stays readable;
+- small.png: the same window at 1280x720, the smallest it is made for.
 
 Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR]
 """
@@ -115,6 +118,23 @@ async def render(window: MainWindow, out: Path) -> None:
     await asyncio.sleep(0.3)
     save(dialog, out, "settings.png")
     dialog.reject()
+
+    # a full-HD guest in a maximised full-HD window, then the smallest window, both live
+    settings = window.services.settings
+    settings.evaluation = settings.evaluation.model_copy(update={"screen_resolution": (1920, 1080)})
+    big = await window.services.ensure_env()
+    window.status.set_env(window.services.env_description() + " · ready")
+    await big.guest.launch(["xterm", "-geometry", "100x30+200+150", "-title", "Terminal"])
+    window.docks["inspector"].raise_()
+    window.resize(1920, 1080)
+    await window.watch_env(big)
+    stream = window.viewer.stream
+    await until(lambda: stream is not None and stream.decoded >= 2)
+    await asyncio.sleep(1.5)
+    save(window, out, "maximised.png")
+    window.resize(1280, 720)
+    await asyncio.sleep(1.0)
+    save(window, out, "small.png")
 
 
 def main() -> int:

@@ -89,6 +89,11 @@ class Agent(abc.ABC):
             ModelError: If the model call failed (after the client's retries).
         """
 
+    @property
+    def wants_accessibility_tree(self) -> bool:
+        """Whether each observation must carry the accessibility tree (the runner asks the guest for it)."""
+        return False
+
     def record(self, step: StepRecord) -> None:
         """Append the step as it was executed (``step.executed``) to the history."""
         self.history.append(step)

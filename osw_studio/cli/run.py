@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from osw_studio.runner.episode import Episode, Proposal
 
 AGENTS = ("osworld", "uitars", "replay", "human")
-MODEL_AGENTS = ("osworld", "uitars")
 TIMINGS_SHOWN = ("observe", "predict", "gate", "execute", "settle")
 """The phases whose time each step line shows."""
 
@@ -74,22 +73,16 @@ def _run(args: argparse.Namespace) -> int:
 async def _session(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from osw_studio.agent.registry import make_agent
     from osw_studio.core.errors import GuestError
     from osw_studio.envs.choice import parse_provider
     from osw_studio.envs.registry import make_env
-    from osw_studio.envs.setup import SetupOptions
-    from osw_studio.runner.episode import Episode, EpisodeConfig
-    from osw_studio.runner.store import RunStoreWriter
+    from osw_studio.runner.plan import plan_episode, plan_recipe
     from osw_studio.settings import load_settings
-    from osw_studio.settings.secrets import find_api_key, guest_token
+    from osw_studio.settings.secrets import guest_token
     from osw_studio.tasks.load import load_task
 
     entry = load_task(args.task)
     settings = load_settings(args.config)
-    profile = settings.resolve_profile(args.profile)
-    if args.agent:
-        profile = profile.model_copy(update={"agent": args.agent})
     choice = parse_provider(args.provider)
     provider = choice.provider
     if len(choice.urls) > 1:
@@ -98,45 +91,34 @@ async def _session(args: argparse.Namespace) -> int:
             hint="give one URL (`osw-studio eval run` runs a suite on several)",
         )
     (options,) = choice.env_options(1, screen=settings.evaluation.screen_resolution, token=guest_token)
-    key = find_api_key(profile).value if profile.agent in MODEL_AGENTS else None
-    agent = make_agent(profile, task=entry.task, api_key=key)
-    config = EpisodeConfig(
-        max_steps=args.max_steps or settings.evaluation.max_steps,
+    recipe = plan_recipe(
+        settings,
+        profile=args.profile,
+        agent=args.agent,
+        provider=provider,
         mode="approve" if args.approve else "auto",
-        observe_accessibility=profile.agent == "osworld" and profile.observation_type != "screenshot",
+        max_steps=args.max_steps,
+        secrets=[options["token"]] if options.get("token") else (),
     )
+    agent = recipe.make_agent(entry)
     out = Path(args.out or settings.evaluation.output_dir or "runs")
     print(f"task {visible(entry.task.id)} ({visible(entry.domain)}): {visible(entry.task.instruction)}")
     network = f" (network: {choice.network})" if choice.network else ""
     print(
-        f"agent {profile.agent}, model {agent.model_name}; starting the {choice.label} desktop{network} ...",
+        f"agent {agent.kind}, model {agent.model_name}; starting the {choice.label} desktop{network} ...",
         flush=True,
     )
-    secrets = [s for s in (key, options.get("token")) if s]
     try:
-        env = await make_env(provider, setup=SetupOptions(task_dir=entry.path.parent), **options)
+        env = await make_env(provider, **options)
         try:
-            store = RunStoreWriter.create(
-                out,
-                entry.task,
-                domain=entry.domain,
-                provider=provider,
-                model=agent.model_name,
-                agent=profile.agent,
-                action_space=profile.action_space,
-                observation_type=profile.observation_type,
-                screen_size=env.screen_size,
-                settings=settings.model_dump(mode="json"),
-                secrets=secrets,
-            )
-            episode = Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
+            episode = plan_episode(entry, recipe, env, runs_dir=out, agent=agent)
             result = await _Printer(episode, approve=args.approve).run()
         finally:
             await env.close()
     finally:
         await agent.aclose()
     score = "none" if result.score is None else f"{result.score:.2f}"
-    print(f"score {score} ({result.status}) after {result.steps} steps; run stored in {store.path}")
+    print(f"score {score} ({result.status}) after {result.steps} steps; run stored in {episode.run_dir}")
     if result.status == "error":
         print(f"error: {visible(result.error)}", file=sys.stderr)
         return 2

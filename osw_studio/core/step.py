@@ -102,3 +102,6 @@ class EpisodeResult(BaseModel):
     task_id: str
     model: str | None = None
     status: Literal["finished", "failed", "stopped", "error", "interrupted"] = "finished"
+    assisted: bool = False
+    """Whether a person helped: an edited proposal, a takeover or a person's own steps (Results count
+    such runs apart from the agent's own successes)."""

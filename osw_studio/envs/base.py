@@ -53,8 +53,16 @@ class Env(abc.ABC):
         """``(width, height)`` of the guest screen in pixels: the coordinate space of actions."""
 
     @abc.abstractmethod
-    async def reset(self, task: Task | None = None) -> Observation:
+    async def reset(self, task: Task | None = None, *, task_dir: Path | None = None) -> Observation:
         """Bring the guest to the task's start state (run its ``config`` steps) and observe it.
+
+        The task travels with its folder: plain paths in its ``download`` and ``upload_file`` steps and
+        in its evaluator are relative to ``task_dir`` (the task file's folder), which :attr:`task_dir`
+        then reports. Per-call context goes through this call, never by setting options on the env.
+
+        Args:
+            task: The task, or None to just observe.
+            task_dir: The folder of the task's file (None: the task names no relative files).
 
         Raises:
             GuestError: If the guest cannot be reached or a setup step fails (naming the step).

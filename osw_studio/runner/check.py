@@ -31,10 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from osw_studio.core.actions import Action
 from osw_studio.core.errors import OswError
 from osw_studio.core.task import Task
-from osw_studio.runner.episode import Episode, EpisodeConfig
+from osw_studio.runner.episode import EpisodeConfig
 
 if TYPE_CHECKING:
     from osw_studio.agent.base import Agent
@@ -164,29 +163,13 @@ def replay_agent(task: Task) -> Agent:
     return ReplayAgent.from_task(task)
 
 
-def _for_task(env: Env, task_dir: Path) -> None:
-    """Make the env's setup find the task's files (plain ``download`` paths are relative to its folder)."""
-    from dataclasses import replace
-
-    from osw_studio.envs.remote import RemoteEnv
-
-    if isinstance(env, RemoteEnv):
-        env.setup_options = replace(env.setup_options, task_dir=task_dir)
-
-
 async def _solution_score(
     entry: TaskEntry, env: Env, make_agent: AgentFactory, config: EpisodeConfig
 ) -> tuple[float | None, str | None]:
-    from osw_studio.evaluation.evaluate import evaluate
+    from osw_studio.runner.plan import RunRecipe, plan_episode
 
-    task_dir = entry.path.parent
-
-    async def score(env: Env, task: Task, actions: Sequence[Action]) -> Any:
-        return await evaluate(env, task, actions, task_dir=task_dir)
-
-    _for_task(env, task_dir)
     agent = make_agent(entry.task)
-    episode = Episode(entry.task, agent, env, config=config, evaluate=score, domain=entry.domain)
+    episode = plan_episode(entry, RunRecipe(config=config), env, runs_dir=None, agent=agent)
     try:
         result = await episode.run()
     finally:
@@ -202,8 +185,7 @@ async def _solution_score(
 async def _empty_score(entry: TaskEntry, env: Env) -> float:
     from osw_studio.evaluation.evaluate import evaluate
 
-    _for_task(env, entry.path.parent)
-    await asyncio.wait_for(env.reset(entry.task), CHECK_TIMEOUTS["reset"])
+    await asyncio.wait_for(env.reset(entry.task, task_dir=entry.path.parent), CHECK_TIMEOUTS["reset"])
     outcome = await asyncio.wait_for(
         evaluate(env, entry.task, [], task_dir=entry.path.parent), CHECK_TIMEOUTS["evaluate"]
     )

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PHASE_TIMEOUTS",
+    "EPISODE_SIGNALS",
     "Episode",
     "EpisodeConfig",
     "EpisodeState",
@@ -87,6 +88,8 @@ class Episode:
         store: Where steps and the result are written; None keeps them in memory only.
         evaluate: Scores the end state; default: :func:`osw_studio.evaluation.evaluate.evaluate`.
         domain: The task's domain, for the result.
+        task_dir: The task file's folder, handed to ``env.reset`` with the task (relative paths in its
+            setup steps and evaluator resolve there).
     """
 
     state_changed = Signal(str, str)
@@ -110,8 +113,10 @@ class Episode:
         store: RunStoreWriter | None = None,
         evaluate: EvaluateFunc | None = None,
         domain: str | None = None,
+        task_dir: Path | None = None,
     ) -> None:
         self.task = task
+        self.task_dir = task_dir
         self.agent = agent
         self.env = env
         self.config = config or EpisodeConfig()
@@ -135,6 +140,9 @@ class Episode:
         self._predict_task: asyncio.Task[Any] | None = None
         self._evaluation: dict[str, Any] | None = None
         self._env_lock = asyncio.Lock()
+        self.model_error: ModelError | None = None
+        """The failed model call the episode holds at (``hold_on_model_error``), until a retry."""
+        self._retry = False
 
     # --- read-only state ----------------------------------------------------------------------------
 
@@ -162,8 +170,10 @@ class Episode:
         self._set_paused(True)
 
     def resume(self) -> None:
-        """Go on running steps."""
+        """Go on running steps (held at a failed model call: call it again)."""
         self._step_once = False
+        if self.model_error is not None:
+            self._retry = True
         self._set_paused(False)
 
     def step_once(self) -> None:
@@ -206,6 +216,12 @@ class Episode:
         else:
             self._decision = _Decision("edited", list(actions))
         self._wake.set()
+
+    def retry_model_call(self) -> None:
+        """Call the model again for the step whose model call failed (see ``hold_on_model_error``)."""
+        if self.model_error is not None:
+            self._retry = True
+            self._wake.set()
 
     def skip(self) -> None:
         """Drop the held proposal (recorded with verdict ``skipped``) and go on to the next step."""
@@ -322,6 +338,7 @@ class Episode:
             task_id=self.task.id,
             model=self.model_name,
             status=status,
+            assisted=any(s.source == "human" or s.verdict == "edited" for s in self.steps),
             started_at=started,
             finished_at=time.time(),
         )
@@ -340,7 +357,7 @@ class Episode:
     async def _run_steps(self) -> float:
         self._set_state(EpisodeState.RESETTING)
         self.agent.reset(self.task)
-        first = await self._timed("reset", self.env.reset(self.task))
+        first = await self._timed("reset", self.env.reset(self.task, task_dir=self.task_dir))
         self._set_state(EpisodeState.OBSERVING)  # the reset ends with an observation
         self.observation_taken.emit(first)
         observation: Observation | None = first
@@ -442,6 +459,27 @@ class Episode:
         return "human" if getattr(self.agent, "kind", None) == "human" else "agent"
 
     async def _predict(self, observation: Observation) -> Prediction:
+        """The model's prediction; with ``hold_on_model_error`` a failure waits for a retry or a stop."""
+        while True:
+            try:
+                return await self._predict_once(observation)
+            except ModelError as exc:
+                if not self.config.hold_on_model_error:
+                    raise
+                self.model_error = exc
+                self._retry = False
+                self.error_raised.emit(exc)
+                self._set_paused(True)
+                try:
+                    while not self._retry:
+                        if self._stopping:
+                            raise _Stopped from None
+                        await self._wait_for_wake()
+                finally:
+                    self.model_error = None
+                self._set_paused(False)
+
+    async def _predict_once(self, observation: Observation) -> Prediction:
         call = self.agent.predict(self.task.instruction, observation, on_token=self.model_token.emit)
         self._predict_task = asyncio.ensure_future(call)
         try:
@@ -587,6 +625,12 @@ class Episode:
             self.paused = paused
             self.paused_changed.emit(paused)
         self._wake.set()
+
+
+EPISODE_SIGNALS: tuple[str, ...] = tuple(
+    name for name, value in vars(Episode).items() if isinstance(value, Signal)
+)
+"""The names of the episode's signals, in declaration order: the one list views relay and listen to."""
 
 
 def _default_evaluate() -> EvaluateFunc:

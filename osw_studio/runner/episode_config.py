@@ -62,6 +62,8 @@ class EpisodeConfig:
             ``evaluate``); missing phases use :data:`DEFAULT_PHASE_TIMEOUTS`.
         settle: The wait for a stable screen after each action.
         observe_accessibility: Whether to grab the accessibility tree with each observation.
+        hold_on_model_error: A failed model call pauses the episode until a person retries it
+            (:meth:`Episode.retry_model_call`) or stops, instead of ending it in error (the app's way).
     """
 
     max_steps: int = 30
@@ -69,6 +71,7 @@ class EpisodeConfig:
     phase_timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PHASE_TIMEOUTS))
     settle: SettlePolicy = field(default_factory=SettlePolicy)
     observe_accessibility: bool = False
+    hold_on_model_error: bool = False
 
     def timeout(self, phase: str) -> float:
         """Seconds allowed for ``phase``."""

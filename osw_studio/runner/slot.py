@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import time
 from collections import Counter
@@ -27,9 +26,9 @@ from typing import Any, Literal
 from osw_studio.agent.base import Agent
 from osw_studio.core.errors import OswError
 from osw_studio.envs.base import Env
-from osw_studio.envs.setup import SetupOptions
 from osw_studio.runner.episode import Episode, EpisodeConfig
-from osw_studio.runner.store import RunStoreWriter, write_atomic
+from osw_studio.runner.plan import RunRecipe, plan_episode
+from osw_studio.runner.store import write_atomic
 from osw_studio.runner.summary import TaskOutcome
 from osw_studio.settings.model import ResolvedProfile
 from osw_studio.tasks.load import TaskEntry
@@ -102,6 +101,10 @@ class SlotConfig:
     recycle: Literal["task", "error"] = "task"
     run_meta: dict[str, Any] = field(default_factory=dict)
     secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    def recipe(self) -> RunRecipe:
+        """The run planner's recipe for each task of the slot (its agents come from the slot)."""
+        return RunRecipe(config=self.episode, run_meta=self.run_meta, secrets=self.secrets)
 
 
 class EnvSlot:
@@ -191,26 +194,16 @@ class EnvSlot:
                     where=self.name,
                     hint="check the provider (`osw-studio sandbox check` for local desktops)",
                 ) from None
-        env = self.env
-        setup = getattr(env, "setup_options", None)
-        if isinstance(setup, SetupOptions):
-            # Plain paths in a task's download steps are relative to its own file.
-            env.setup_options = dataclasses.replace(setup, task_dir=entry.path.parent)  # type: ignore[attr-defined]
-        store = RunStoreWriter.create(
-            self.runs_dir,
-            entry.task,
-            domain=entry.domain,
-            model=agent.model_name,
-            agent=agent.kind,
-            screen_size=env.screen_size,
-            secrets=self.config.secrets,
-            env=self.name,
-            **self.config.run_meta,
+        self.episode = plan_episode(
+            entry,
+            self.config.recipe(),
+            self.env,
+            runs_dir=self.runs_dir,
+            agent=agent,
+            run_meta={"env": self.name},
         )
-        outcome.run_id = store.run_id
-        self.episode = Episode(
-            entry.task, agent, env, config=self.config.episode, store=store, domain=entry.domain
-        )
+        store = self.episode.store
+        outcome.run_id = store.run_id if store is not None else None
         if self._stopping:
             self.episode.stop()
         result = await self.episode.run()

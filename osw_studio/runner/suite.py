@@ -16,7 +16,6 @@ from typing import Any, Literal
 from osw_studio.core.errors import SettingsError, TaskError
 from osw_studio.envs.choice import EnvChoice, parse_provider
 from osw_studio.runner.batch import Batch, Worker
-from osw_studio.runner.episode import EpisodeConfig
 from osw_studio.runner.slot import AgentMaker, EnvMaker, EnvSlot, SlotConfig
 from osw_studio.runner.summary import RUNS_DIR, BatchSummary
 from osw_studio.settings.model import ResolvedProfile, Settings
@@ -159,8 +158,8 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
     """
     from osw_studio.agent.registry import agent_class
     from osw_studio.envs.registry import load_provider
-    from osw_studio.envs.setup import SetupOptions
-    from osw_studio.settings.secrets import find_api_key, guest_token
+    from osw_studio.runner.plan import plan_recipe
+    from osw_studio.settings.secrets import guest_token
 
     profile = settings.resolve_profile(request.profile)
     if request.agent:
@@ -177,27 +176,25 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
     load_provider(provider)  # a provider that cannot load says so now, not once per task
     screen = settings.evaluation.screen_resolution
     per_env = choice.env_options(request.envs, screen=screen, token=guest_token)
-    api_key = find_api_key(profile).value if profile.agent != "replay" else None
     tokens = {options["token"] for options in per_env if options.get("token")}
-    secrets = tuple(s for s in (api_key, *sorted(tokens)) if s)
-    max_steps = request.max_steps or settings.evaluation.max_steps
+    recipe = plan_recipe(
+        settings,
+        profile=request.profile,
+        agent=request.agent,
+        provider=provider,
+        max_steps=request.max_steps,
+        secrets=sorted(tokens),
+    )
+    api_key = recipe.api_key
+    max_steps = recipe.config.max_steps
     for options in per_env:
         options.update(request.env_options)
-        options["setup"] = SetupOptions()
     config = SlotConfig(
-        episode=EpisodeConfig(
-            max_steps=max_steps,
-            observe_accessibility=profile.observation_type != "screenshot" and profile.agent == "osworld",
-        ),
+        episode=recipe.config,
         task_timeout=request.task_timeout,
         recycle=request.recycle or ("task" if provider == "local" else "error"),
-        run_meta={
-            "provider": provider,
-            "action_space": profile.action_space,
-            "observation_type": profile.observation_type,
-            "settings": settings.model_dump(mode="json"),
-        },
-        secrets=secrets,
+        run_meta=recipe.run_meta,
+        secrets=recipe.secrets,
     )
     info = BatchSummary(
         suite=str(request.suite),

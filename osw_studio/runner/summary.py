@@ -55,6 +55,7 @@ class TaskOutcome(BaseModel):
         run_id: The run store's folder name under ``runs/``, when there is one.
         env: Which env ran it (``env-1`` ...).
         finished_at: When it ended (epoch seconds).
+        assisted: Whether a person helped (edits, a takeover, a person's own steps).
     """
 
     task_id: str
@@ -68,6 +69,7 @@ class TaskOutcome(BaseModel):
     run_id: str | None = None
     env: str | None = None
     finished_at: float | None = None
+    assisted: bool = False
 
     @property
     def scored(self) -> bool:
@@ -136,9 +138,10 @@ class DomainStats(BaseModel):
     Attributes:
         name: The domain (or group, or ``total``).
         tasks: Tasks counted.
-        successes: Tasks scored 1.0.
-        score: The sum of the scores (errors count 0).
+        successes: Tasks the agent solved by itself (scored 1.0 without a person's help).
+        score: The sum of the scores of runs without a person's help (errors count 0).
         errors: Tasks that ended in error.
+        assisted: Tasks solved with a person's help (edits, takeovers), counted apart.
     """
 
     name: str
@@ -146,6 +149,7 @@ class DomainStats(BaseModel):
     successes: int = 0
     score: float = 0.0
     errors: int = 0
+    assisted: int = 0
 
     @property
     def rate(self) -> float:
@@ -188,9 +192,12 @@ class Stats(BaseModel):
 
 def _add(stats: DomainStats, outcome: TaskOutcome) -> None:
     stats.tasks += 1
+    stats.errors += int(outcome.status == "error")
+    if outcome.assisted:  # a person's help is not the agent's success
+        stats.assisted += int(outcome.success)
+        return
     stats.successes += int(outcome.success)
     stats.score += outcome.score or 0.0
-    stats.errors += int(outcome.status == "error")
 
 
 def compute_stats(outcomes: Iterable[TaskOutcome], label: str = "") -> Stats:
@@ -222,6 +229,7 @@ def compute_stats(outcomes: Iterable[TaskOutcome], label: str = "") -> Stats:
                 group.successes += row.successes
                 group.score += row.score
                 group.errors += row.errors
+                group.assisted += row.assisted
         if group.tasks:
             groups.append(group)
     return Stats(label=label, domains=[domains[k] for k in sorted(domains)], groups=groups, total=total)
@@ -303,23 +311,27 @@ def outcome_of(run: RunStore) -> TaskOutcome:
         time=max(0.0, (finished or started) - started),
         run_id=run.run_id,
         finished_at=finished,
+        assisted=result.assisted,
     )
 
 
 def latest_outcomes(runs: Iterable[TaskOutcome]) -> dict[tuple[str, str], TaskOutcome]:
-    """The outcome per ``(domain, task_id)`` that counts: a result beats no result, then the latest run.
+    """The outcome per ``(domain, task_id)`` that counts: a result, then a score, then the latest run.
+
+    A later stopped run does not hide an earlier pass.
 
     >>> a = TaskOutcome(task_id="t", domain="os", score=1.0, run_id="2", status="finished")
     >>> b = TaskOutcome(task_id="t", domain="os", status="interrupted", run_id="3")
-    >>> latest_outcomes([a, b])[("os", "t")].run_id
+    >>> c = TaskOutcome(task_id="t", domain="os", status="stopped", run_id="4")
+    >>> latest_outcomes([a, b, c])[("os", "t")].run_id
     '2'
     """
     best: dict[tuple[str, str], TaskOutcome] = {}
     for outcome in runs:
         key = (outcome.domain, outcome.task_id)
         old = best.get(key)
-        rank = (outcome.counted, outcome.run_id or "")
-        if old is None or rank > (old.counted, old.run_id or ""):
+        rank = (outcome.counted, outcome.scored, outcome.run_id or "")
+        if old is None or rank > (old.counted, old.scored, old.run_id or ""):
             best[key] = outcome
     return best
 

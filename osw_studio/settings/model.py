@@ -160,6 +160,8 @@ class EnvironmentSettings(_Section):
         network: The ``local`` sandbox's network: ``none`` (the default; the guest reaches nothing,
             not even this machine) or ``outbound`` (the internet, for tasks that browse; still not
             this machine's loopback services nor its sockets).
+        keep_desktop: Start each run in the app on the desktop the last one left (chained manual work)
+            instead of a fresh one (unset, the default: a new local sandbox, a recreated container).
     """
 
     provider: ProviderKind = "local"
@@ -167,6 +169,7 @@ class EnvironmentSettings(_Section):
     docker_options: str | None = None
     vnc: str | None = None
     network: NetworkMode = "none"
+    keep_desktop: bool | None = None
 
     @field_validator("network", mode="before")
     @classmethod

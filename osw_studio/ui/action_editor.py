@@ -12,7 +12,9 @@ from typing import Any
 from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QAbstractItemDelegate,
     QAbstractItemView,
+    QApplication,
     QHeaderView,
     QPlainTextEdit,
     QTableWidget,
@@ -142,12 +144,30 @@ class ActionEditor(QTabWidget):
         """The actions last set with :meth:`set_actions`."""
         return list(self._actions)
 
+    def commit_pending(self) -> None:
+        """Finish a cell edit still open in the table: its text becomes the cell's (as Enter or Tab would).
+
+        Whatever ends an edit (the Approve shortcut's Enter, a button, a tab switch) reads the actions
+        only after this, so a change typed into a cell is never lost because its editor was still open.
+        """
+        if self.table.state() != QAbstractItemView.State.EditingState:
+            return
+        focused = QApplication.focusWidget()
+        editors = [focused] if focused is not None and self.table.isAncestorOf(focused) else []
+        editors += [
+            w for w in self.table.viewport().findChildren(QWidget) if w.isVisible() and w not in editors
+        ]
+        for editor in editors[:1]:
+            self.table.commitData(editor)
+            self.table.closeEditor(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+
     def current_actions(self) -> list[Action]:
-        """The actions as edited now.
+        """The actions as edited now (a cell edit still open is committed first).
 
         Raises:
             ActionParseError: If the edit is not a valid list of actions.
         """
+        self.commit_pending()
         if self.currentIndex() == JSON_TAB:
             return json_to_actions(self.json.toPlainText())
         return json_to_actions(json.dumps(self._table_data()))
@@ -187,6 +207,7 @@ class ActionEditor(QTabWidget):
 
     def _on_tab_changed(self, index: int) -> None:
         # carry a valid edit over to the other tab; an invalid one stays where it was made
+        self.commit_pending()
         source = JSON_TAB if index == TABLE else TABLE
         try:
             if source == JSON_TAB:

@@ -14,14 +14,14 @@ solution must score 1.0, doing nothing 0.0), as ``osw-studio tasks check`` does.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-import time
 from collections.abc import Coroutine, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QObject, QPointF, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QWheelEvent
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -49,7 +49,7 @@ from osw_studio.tasks.load import TaskEntry, load_task
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream
 from osw_studio.ui.geometry import widget_to_screen
-from osw_studio.ui.input_map import button_name, key_name
+from osw_studio.ui.input_map import input_event
 from osw_studio.ui.task_editor import TaskEditor, named
 from osw_studio.ui.viewer import ScreenCanvas, VmViewer
 
@@ -57,28 +57,6 @@ if TYPE_CHECKING:
     from osw_studio.runner.check import CheckResult
 
 log = logging.getLogger(__name__)
-
-
-_MODIFIER_NAMES: dict[int, str] = {
-    Qt.Key.Key_Control: "ctrl",
-    Qt.Key.Key_Shift: "shift",
-    Qt.Key.Key_Alt: "alt",
-    Qt.Key.Key_AltGr: "alt",
-    Qt.Key.Key_Meta: "win",
-    Qt.Key.Key_Super_L: "win",
-    Qt.Key.Key_Super_R: "win",
-}
-_MODIFIER_FLAGS = (
-    (Qt.KeyboardModifier.ControlModifier, "ctrl"),
-    (Qt.KeyboardModifier.AltModifier, "alt"),
-    (Qt.KeyboardModifier.MetaModifier, "win"),
-    (Qt.KeyboardModifier.ShiftModifier, "shift"),
-)
-
-
-def modifier_names(modifiers: Qt.KeyboardModifier) -> tuple[str, ...]:
-    """The names of the modifiers held (``ctrl``, ``alt``, ``win``, ``shift``)."""
-    return tuple(name for flag, name in _MODIFIER_FLAGS if modifiers & flag)
 
 
 def png_bytes(image: QImage) -> bytes:
@@ -142,58 +120,8 @@ class InputRecorder(QObject):
         return False
 
     def _convert(self, event: QEvent) -> InputEvent | None:
-        kind = event.type()
-        stamp = getattr(event, "timestamp", lambda: 0)()
-        t = stamp / 1000.0 if stamp else time.monotonic()  # synthetic events may carry no time
-        if isinstance(event, QMouseEvent) and kind in (
-            QEvent.Type.MouseButtonPress,
-            QEvent.Type.MouseButtonRelease,
-            QEvent.Type.MouseMove,
-        ):
-            release = kind == QEvent.Type.MouseButtonRelease
-            point = self._point(event.position(), clamp=release or kind == QEvent.Type.MouseMove)
-            if point is None:
-                return None
-            mods = modifier_names(event.modifiers())
-            if kind == QEvent.Type.MouseMove:
-                return InputEvent("move", t, x=point[0], y=point[1], modifiers=mods, frame=self._frame_tag())
-            button = button_name(event.button())
-            if button is None:
-                return None
-            return InputEvent(
-                "up" if release else "down",
-                t,
-                x=point[0],
-                y=point[1],
-                button=button,
-                modifiers=mods,
-                frame=self._frame_tag(),
-            )
-        if isinstance(event, QWheelEvent):
-            point = self._point(event.position(), clamp=False)
-            if point is None:
-                return None
-            delta = event.angleDelta()
-            return InputEvent(
-                "wheel", t, x=point[0], y=point[1], dx=delta.x(), dy=delta.y(), frame=self._frame_tag()
-            )
-        if isinstance(event, QKeyEvent) and kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
-            if kind == QEvent.Type.KeyRelease and event.isAutoRepeat():
-                return None
-            key = event.key()
-            name = _MODIFIER_NAMES.get(key) or key_name(key, event.text())
-            if name is None:
-                return None
-            mods = modifier_names(event.modifiers())
-            return InputEvent(
-                "key_down" if kind == QEvent.Type.KeyPress else "key_up",
-                t,
-                key=name,
-                text=event.text(),
-                modifiers=mods,
-                frame=self._frame_tag(),
-            )
-        return None
+        recorded = input_event(event, self._point)
+        return None if recorded is None else dataclasses.replace(recorded, frame=self._frame_tag())
 
 
 class AuthoringPanel(QWidget):
@@ -294,18 +222,15 @@ class AuthoringPanel(QWidget):
     async def set_up(self) -> None:
         """Start a fresh local sandbox, run the task's setup on it and show it live."""
         from osw_studio.envs.registry import make_env
-        from osw_studio.envs.setup import SetupOptions
 
         try:
             task = self.editor.task()
             await self.close_sandbox()
             self._say("Starting a sandbox…")
-            self.env = await make_env(
-                "local", setup=SetupOptions(task_dir=self._task_dir()), **self.provider_options
-            )
+            self.env = await make_env("local", **self.provider_options)
             self._say(f"Running the setup of {task.id} on {self.env.name}…")
             self._attach_stream(self.env)
-            await self.env.reset(task)
+            await self.env.reset(task, task_dir=self._task_dir())
             self._executor = asyncio.ensure_future(self._execute_inputs())
             self._say(f"Set up on {self.env.name}: record a demonstration, or check the evaluator")
         except OswError as exc:
@@ -343,7 +268,7 @@ class AuthoringPanel(QWidget):
     # --- demonstration ----------------------------------------------------------------------------
 
     def _on_human_input(self, actions: list[Action]) -> None:
-        self.pending_inputs += 1
+        self.pending_inputs += len(actions)
         self._inputs.put_nowait(list(actions))
 
     async def _execute_inputs(self) -> None:
@@ -355,8 +280,8 @@ class AuthoringPanel(QWidget):
             except OswError as exc:
                 self.reporter.report(exc)
             finally:
-                self.pending_inputs -= 1
-                self.inputs_done += 1
+                self.pending_inputs -= len(actions)
+                self.inputs_done += len(actions)
 
     def _on_record_toggled(self, on: bool) -> None:
         if on:

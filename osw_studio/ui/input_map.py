@@ -1,14 +1,19 @@
 """Turn a person's mouse, wheel and keyboard input in the viewer into core actions.
 
-During takeover the viewer forwards input to the guest as :mod:`osw_studio.core.actions`, so human steps
-are recorded in the same vocabulary as the agent's. A press and a release at (almost) the same pixel is a
-click; farther apart it is a drag; a wheel notch is one scroll click; a key with Ctrl/Alt/Meta is a
-hotkey, a printable character is typed, any other key is pressed by its pyautogui name.
+:func:`input_event` turns a Qt event into the raw :class:`~osw_studio.tasks.demonstration.InputEvent`
+that both a takeover and a demonstration feed to the one input reducer
+(:func:`osw_studio.tasks.demonstration.reduce_events`), so a typed word is one ``typing`` action in
+either. The single-event helpers below (a key, a release, a wheel turn) name the same rules one event
+at a time.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QWheelEvent
 
 from osw_studio.core.actions import (
     Action,
@@ -23,7 +28,7 @@ from osw_studio.core.actions import (
     TripleClick,
     Typing,
 )
-from osw_studio.tasks.demonstration import near, wheel_clicks
+from osw_studio.tasks.demonstration import InputEvent, near, wheel_clicks
 
 _KEY_NAMES: dict[int, str] = {
     Qt.Key.Key_Return: "enter",
@@ -58,6 +63,85 @@ _MODIFIER_KEYS = {
     Qt.Key.Key_Super_L,
     Qt.Key.Key_Super_R,
 }
+
+MODIFIER_NAMES: dict[int, str] = {
+    Qt.Key.Key_Control: "ctrl",
+    Qt.Key.Key_Shift: "shift",
+    Qt.Key.Key_Alt: "alt",
+    Qt.Key.Key_AltGr: "alt",
+    Qt.Key.Key_Meta: "win",
+    Qt.Key.Key_Super_L: "win",
+    Qt.Key.Key_Super_R: "win",
+}
+"""Modifier keys by the name the reducer gives them."""
+
+_MODIFIER_FLAGS = (
+    (Qt.KeyboardModifier.ControlModifier, "ctrl"),
+    (Qt.KeyboardModifier.AltModifier, "alt"),
+    (Qt.KeyboardModifier.MetaModifier, "win"),
+    (Qt.KeyboardModifier.ShiftModifier, "shift"),
+)
+
+ToScreen = Callable[[QPointF, bool], "tuple[int, int] | None"]
+"""Maps a widget position to a guest pixel (clamped to the screen when the flag says so), or None."""
+
+
+def modifier_names(modifiers: Qt.KeyboardModifier) -> tuple[str, ...]:
+    """The names of the modifiers held (``ctrl``, ``alt``, ``win``, ``shift``)."""
+    return tuple(name for flag, name in _MODIFIER_FLAGS if modifiers & flag)
+
+
+def input_event(event: QEvent, to_screen: ToScreen) -> InputEvent | None:
+    """The raw input event for a Qt mouse, wheel or key event in the viewer, or None if it is none.
+
+    A release and a move are clamped to the screen (a drag may end in the letterbox); a press or a
+    wheel turn off the guest's screen is not input. Auto-repeated key releases are dropped.
+    """
+    kind = event.type()
+    stamp = event.timestamp() if isinstance(event, QMouseEvent | QWheelEvent | QKeyEvent) else 0
+    t = stamp / 1000.0 if stamp else time.monotonic()  # synthetic events may carry no time
+    mouse = (
+        QEvent.Type.MouseButtonPress,
+        QEvent.Type.MouseButtonDblClick,
+        QEvent.Type.MouseButtonRelease,
+        QEvent.Type.MouseMove,
+    )
+    if isinstance(event, QMouseEvent) and kind in mouse:
+        release = kind == QEvent.Type.MouseButtonRelease
+        point = to_screen(event.position(), release or kind == QEvent.Type.MouseMove)
+        if point is None:
+            return None
+        mods = modifier_names(event.modifiers())
+        if kind == QEvent.Type.MouseMove:
+            return InputEvent("move", t, x=point[0], y=point[1], modifiers=mods)
+        button = button_name(event.button())
+        if button is None:
+            return None
+        return InputEvent(
+            "up" if release else "down", t, x=point[0], y=point[1], button=button, modifiers=mods
+        )
+    if isinstance(event, QWheelEvent):
+        point = to_screen(event.position(), False)
+        if point is None:
+            return None
+        delta = event.angleDelta()
+        return InputEvent("wheel", t, x=point[0], y=point[1], dx=delta.x(), dy=delta.y())
+    if isinstance(event, QKeyEvent) and kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        if kind == QEvent.Type.KeyRelease and event.isAutoRepeat():
+            return None
+        key = event.key()
+        name = MODIFIER_NAMES.get(key) or key_name(key, event.text())
+        if name is None:
+            return None
+        return InputEvent(
+            "key_down" if kind == QEvent.Type.KeyPress else "key_up",
+            t,
+            key=name,
+            text=event.text(),
+            modifiers=modifier_names(event.modifiers()),
+        )
+    return None
+
 
 _BUTTONS: dict[Qt.MouseButton, MouseButton] = {
     Qt.MouseButton.LeftButton: "left",

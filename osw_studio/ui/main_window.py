@@ -15,9 +15,9 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QImage, QKeySequence
-from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QToolBar, QWidget
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QImage
+from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QWidget
 
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
@@ -25,12 +25,11 @@ from osw_studio.core.observation import Observation
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, Proposal
+from osw_studio.runner.summary import RUNS_DIR
 from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.trajectory.store import RunStore
-from osw_studio.ui.about import about_action
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream, decode_frame
-from osw_studio.ui.icons import ActionIcon, action_icon
 from osw_studio.ui.results_view import ResultsView
 from osw_studio.ui.run_controller import RunController
 from osw_studio.ui.run_history import RunHistory, list_runs
@@ -41,7 +40,8 @@ from osw_studio.ui.step_inspector import StepInspector
 from osw_studio.ui.suite_run import SuiteProgress, SuiteRun
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
-from osw_studio.ui.viewer import TAKEOVER_KEY, VmViewer
+from osw_studio.ui.viewer import ViewerWindow, VmViewer
+from osw_studio.ui.window_actions import build_actions
 
 if TYPE_CHECKING:
     from osw_studio.runner.batch import Batch, BatchProgress
@@ -53,12 +53,35 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 """Bumped when the docks change, so an older saved layout is not forced onto new docks."""
+
+MIN_WINDOW = (1280, 720)
+"""The smallest window everything fits in (a laptop screen)."""
+
+DOCK_MIN_WIDTH = 220
+"""The narrowest a side dock gets; the viewer keeps the rest."""
+
+
+def result_word(result: EpisodeResult | None) -> str:
+    """How the task list names a run's result: ``passed``, ``passed with help``, ``failed``, ``stopped``..."""
+    if result is None:
+        return "interrupted"
+    if result.status in ("finished", "failed"):
+        if result.success:
+            return "passed with help" if result.assisted else "passed"
+        return "failed"
+    return result.status
+
+
+SCORED = ("passed", "passed with help", "failed")
 
 
 def last_results(runs_dir: Path) -> dict[str, str]:
-    """The newest result of each task id in the runs folder: ``passed``, ``failed``, ``error``..."""
+    """The result of each task id in the runs folder: its newest scored run, else its newest run.
+
+    A later stopped or interrupted run does not hide an earlier pass.
+    """
     found: dict[str, str] = {}
     for run in reversed(list_runs(runs_dir)):  # oldest first, so newer runs overwrite
         try:
@@ -66,17 +89,17 @@ def last_results(runs_dir: Path) -> dict[str, str]:
             task_id = run.meta.task_id
         except OswError:
             continue
-        if result is None:
-            found[task_id] = "interrupted"
-        elif result.status in ("finished", "failed"):
-            found[task_id] = "passed" if result.success else "failed"
-        else:
-            found[task_id] = result.status
+        word = result_word(result)
+        if word in SCORED or found.get(task_id) not in SCORED:
+            found[task_id] = word
     return found
 
 
 class MainWindow(QMainWindow):
     """OSW Studio's window.
+
+    Signals:
+        closed(): The window closed (the app then shuts down its runs, sandboxes and env).
 
     Args:
         library: The tasks to offer.
@@ -84,6 +107,27 @@ class MainWindow(QMainWindow):
         qsettings: Where the window layout is kept (default: the platform's QSettings for the app).
         reporter: Shows errors as messages (default: dialogs on this window).
     """
+
+    closed = Signal()
+
+    # made by :func:`osw_studio.ui.window_actions.build_actions`
+    run_action: QAction
+    pause_action: QAction
+    step_action: QAction
+    stop_action: QAction
+    approve_action: QAction
+    takeover_action: QAction
+    settings_action: QAction
+    mode: QComboBox
+    open_tasks_action: QAction
+    open_results_action: QAction
+    export_action: QAction
+    quit_action: QAction
+    retry_action: QAction
+    suite_action: QAction
+    stop_suite_action: QAction
+    pop_out_action: QAction
+    about_action: QAction
 
     def __init__(
         self,
@@ -110,6 +154,7 @@ class MainWindow(QMainWindow):
         self._history_run: RunStore | None = None
         self._pending: set[asyncio.Task[object]] = set()
         self.authoring: AuthoringWindow | None = None
+        self._viewer_window: ViewerWindow | None = None
 
         self.tasks = TaskBrowser(library, self._results.get)
         self.viewer = VmViewer()
@@ -125,26 +170,27 @@ class MainWindow(QMainWindow):
         self.status.set_env(services.env_description())
         self.status.set_model(services.settings.resolve_profile().model)
 
+        # The viewer is the central widget: it takes whatever space the docks leave, so a maximised
+        # window shows the guest large; the task list, the inspector and the rest are narrow docks.
+        self.setCentralWidget(self.viewer)
         self.docks: dict[str, QDockWidget] = {}
         area = Qt.DockWidgetArea
-        self._dock("viewer", "VM viewer", self.viewer, area.RightDockWidgetArea)
         self._dock("tasks", "Tasks", self.tasks, area.LeftDockWidgetArea)
         self._dock("history", "Run history", self.history, area.LeftDockWidgetArea)
         self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
-        self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
         self._dock("results", "Results", self.results, area.RightDockWidgetArea)
+        self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
         self.docks["tasks"].raise_()
-        self.splitDockWidget(self.docks["viewer"], self.docks["inspector"], Qt.Orientation.Horizontal)
-        self.tabifyDockWidget(self.docks["viewer"], self.docks["results"])
-        self.docks["viewer"].raise_()
+        self.tabifyDockWidget(self.docks["inspector"], self.docks["results"])
+        self.docks["inspector"].raise_()
+        for name in ("tasks", "history", "inspector", "results"):
+            self.docks[name].widget().setMinimumWidth(DOCK_MIN_WIDTH)
         self.resizeDocks(
-            [self.docks["tasks"], self.docks["viewer"], self.docks["inspector"]],
-            [330, 900, 370],
-            Qt.Orientation.Horizontal,
+            [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
         )
 
-        self._build_actions()
+        build_actions(self)
         self.tasks.task_activated.connect(lambda _e: self.run_or_resume())
         self.tasks.task_selected.connect(self._on_task_selected)
         self.timeline.step_selected.connect(self._on_step_selected)
@@ -189,76 +235,47 @@ class MainWindow(QMainWindow):
         if self.controller is not None and self.controller.running:
             self.controller.stop()
         self.stop_suite()
+        if self.authoring is not None:
+            self.authoring.close()  # the app ends with its main window; shutdown stops the sandbox
+        if self._viewer_window is not None:
+            self._viewer_window.close()
         super().closeEvent(event)
+        self.closed.emit()
 
-    # --- toolbar and shortcuts ----------------------------------------------------------------------
+    def quit(self) -> None:
+        """File › Quit (Ctrl+Q, from any of the app's windows): close every window; the app then ends."""
+        self.close()
 
-    def _action(
-        self, text: str, shortcut: QKeySequence | str, slot: object, tip: str, icon: ActionIcon
-    ) -> QAction:
-        action = QAction(action_icon(icon), text, self)
-        action.setShortcut(QKeySequence(shortcut))
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.setToolTip(f"{tip} ({QKeySequence(shortcut).toString()})")
-        action.triggered.connect(slot)
-        self.addAction(action)
-        return action
+    @property
+    def viewer_popped_out(self) -> bool:
+        """Whether the viewer is in a window of its own."""
+        return self._viewer_window is not None
 
-    def _build_actions(self) -> None:
-        self.run_action = self._action(
-            "Run", "F5", self.run_or_resume, "Run the selected task, or resume", "run"
-        )
-        self.pause_action = self._action(
-            "Pause", "Space", self.toggle_pause, "Pause or resume between phases", "pause"
-        )
-        self.pause_action.setCheckable(True)
-        self.step_action = self._action("Step", "F10", self.step_once, "Run one step, then pause", "step")
-        self.stop_action = self._action("Stop", "Shift+F5", self.stop, "Stop the run", "stop")
-        self.approve_action = self._action(
-            "Approve", "Return", self.inspector.approve, "Approve the proposal", "approve"
-        )
-        self.takeover_action = self._action(
-            "Take over", TAKEOVER_KEY, self.toggle_takeover, "Act yourself", "takeover"
-        )
-        self.takeover_action.setCheckable(True)
-        self.settings_action = self._action(
-            "Settings", "Ctrl+,", self.open_settings, "Edit the settings", "settings"
-        )
-        self.mode = QComboBox()
-        self.mode.setObjectName("mode")
-        self.mode.addItems(["auto", "approve"])
-        self.mode.setToolTip("auto: actions run as proposed; approve: each waits for you")
-        self.mode.currentTextChanged.connect(self._on_mode_changed)
-        toolbar = QToolBar("Run")
-        toolbar.setObjectName("runToolbar")
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        for action in (self.run_action, self.pause_action, self.step_action, self.stop_action):
-            toolbar.addAction(action)
-        toolbar.addSeparator()
-        toolbar.addWidget(QLabel(" Mode "))
-        toolbar.addWidget(self.mode)
-        toolbar.addAction(self.approve_action)
-        toolbar.addAction(self.takeover_action)
-        toolbar.addSeparator()
-        toolbar.addAction(self.settings_action)
-        self.addToolBar(toolbar)
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_results_action = file_menu.addAction("Open results folder…", self.pick_results_folder)
-        self.export_action = file_menu.addAction("Export runs…", self.open_export)
-        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
-        file_menu.addSeparator()
-        file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
-        run_menu = self.menuBar().addMenu("&Run")
-        self.suite_action = run_menu.addAction("Evaluate suite…", self.open_suite_dialog)
-        self.stop_suite_action = run_menu.addAction("Stop suite", self.stop_suite)
-        view_menu = self.menuBar().addMenu("&View")
-        for dock in self.docks.values():
-            view_menu.addAction(dock.toggleViewAction())
-        tasks_menu = self.menuBar().addMenu("&Tasks")
-        tasks_menu.addAction("Author a task…", self.open_authoring)
-        help_menu = self.menuBar().addMenu("&Help")
-        self.about_action = about_action(self)
-        help_menu.addAction(self.about_action)
+    def toggle_pop_out(self) -> None:
+        """View › Pop out viewer: move the viewer into a window of its own, or back into this one."""
+        if self._viewer_window is None:
+            self.takeCentralWidget()  # keeps the viewer alive (setCentralWidget would delete it)
+            placeholder = QLabel("The viewer is in its own window; close it to bring the viewer back.")
+            placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.setCentralWidget(placeholder)
+            window = ViewerWindow(self.viewer)
+            window.addAction(self.quit_action)
+            window.closed.connect(self._on_viewer_window_closed)
+            self._viewer_window = window
+            window.show()
+        else:
+            self._viewer_window.close()
+        self.pop_out_action.setChecked(self._viewer_window is not None)
+
+    def _on_viewer_window_closed(self) -> None:
+        window, self._viewer_window = self._viewer_window, None
+        if window is None:
+            return
+        self.viewer.setParent(None)
+        self.setCentralWidget(self.viewer)
+        self.viewer.show()
+        window.deleteLater()
+        self.pop_out_action.setChecked(False)
 
     def open_authoring(self) -> QMainWindow:
         """Open the task-authoring window (editor, sandbox setup, demonstration, checks)."""
@@ -266,6 +283,7 @@ class MainWindow(QMainWindow):
 
         if self.authoring is None:
             self.authoring = AuthoringWindow(self.reporter)
+            self.authoring.addAction(self.quit_action)  # Ctrl+Q there quits the app, sandbox and all
         self.authoring.show()
         self.authoring.raise_()
         return self.authoring
@@ -282,8 +300,9 @@ class MainWindow(QMainWindow):
         self.stop_action.setEnabled(running or suite)
         self.suite_action.setEnabled(not suite and not running and not self._starting)
         self.stop_suite_action.setEnabled(suite)
+        self.retry_action.setEnabled(running and c is not None and c.episode.model_error is not None)
         self.takeover_action.setEnabled(running)
-        gating = running and c is not None and c.episode.state == "gating"
+        gating = running and c is not None and c.episode.proposal is not None
         self.approve_action.setEnabled(gating)
 
     # --- run controls -------------------------------------------------------------------------------
@@ -320,6 +339,8 @@ class MainWindow(QMainWindow):
         )
         self.status.showMessage(f"Starting {entry.task.id}: preparing the env…")
         try:
+            if self.services.replaces_env():
+                await self.viewer.detach_stream()  # the desktop it shows is about to go
             episode = await self.services.create_episode(entry, chosen)
         except OswError as exc:
             self.reporter.report(exc)
@@ -338,6 +359,7 @@ class MainWindow(QMainWindow):
         controller = RunController(episode, self)
         self.controller = controller
         self._history_run = None
+        self.viewer.set_replaying(False)
         self.timeline.clear_steps()
         self.inspector.bind(controller)
         self.viewer.canvas.set_actions([])
@@ -387,6 +409,14 @@ class MainWindow(QMainWindow):
             )
             self.viewer.attach_stream(fresh, env.screen_size)
 
+    def retry_model_call(self) -> None:
+        """Run › Retry model call: after a failed model call (the run holds there), call it again."""
+        c = self.controller
+        if c is not None and c.running and c.episode.model_error is not None:
+            self.status.showMessage("Calling the model again…", 5000)
+            c.episode.retry_model_call()
+        self._update_actions()
+
     def toggle_pause(self) -> None:
         """Space: pause or resume."""
         if self.controller is not None and self.controller.running:
@@ -413,6 +443,11 @@ class MainWindow(QMainWindow):
 
     def _on_mode_changed(self, mode: str) -> None:
         if self.controller is not None and self.controller.running:
+            # An edit in progress runs first: auto mode must not pass the original over it. An edit that
+            # is not valid keeps the run in approve mode until it is fixed or dropped.
+            if mode == "auto" and self.inspector.editing and not self.inspector.approve():
+                self._on_episode_mode("approve")
+                return
             self.controller.set_mode(mode)
 
     def _on_human_input(self, actions: list[object]) -> None:
@@ -430,7 +465,10 @@ class MainWindow(QMainWindow):
         if c is not None:
             self.status.set_step(c.episode.step_index, c.episode.max_steps)
         if new == "resetting":
-            self.status.showMessage("Setting up the task in the guest…")
+            note = self.services.note
+            self.status.showMessage("Setting up the task in the guest…" + (f" {note}" if note else ""))
+        elif _old == "resetting":
+            self.status.clearMessage()
         self._update_actions()
 
     def _on_paused_changed(self, paused: bool) -> None:
@@ -444,6 +482,7 @@ class MainWindow(QMainWindow):
         self.mode.blockSignals(False)
 
     def _on_step_proposed(self, proposal: Proposal) -> None:
+        self.viewer.set_replaying(False)  # a new proposal is about the live screen
         self.viewer.canvas.set_actions(proposal.actions)
         if self.controller is not None:
             self.status.set_step(proposal.index, self.controller.episode.max_steps)
@@ -461,6 +500,7 @@ class MainWindow(QMainWindow):
             self.status.set_step(record.index, c.episode.max_steps)
         if record.source == "human":
             self.status.showMessage(f"Your step {record.index} ran.", 3000)
+        self._update_actions()  # the proposal is gone: Approve no longer applies
 
     def _on_observation(self, observation: Observation) -> None:
         stream = self.viewer.stream
@@ -499,10 +539,12 @@ class MainWindow(QMainWindow):
         self.status.showMessage(f"Run {result.status}, score {score}, {result.steps} steps{extra}")
         self.viewer.set_takeover(False)
         self.viewer.canvas.set_actions([])
-        if result.status in ("finished", "failed"):
-            self._results[result.task_id] = "passed" if result.success else "failed"
-        else:
-            self._results[result.task_id] = result.status
+        self.inspector.show_evaluation(result)  # the evaluator's reasons, metric by metric
+        if result.status == "error":
+            log.warning("the run of %s ended in error: %s", result.task_id, result.error)
+        word = result_word(result)
+        if word in SCORED or self._results.get(result.task_id) not in SCORED:
+            self._results[result.task_id] = word
         self.history.refresh()
         self.tasks.refresh()
         self._refresh_results()
@@ -529,7 +571,13 @@ class MainWindow(QMainWindow):
         await self.services.aclose()
 
     def _on_error_raised(self, error: object) -> None:
-        if isinstance(error, OswError):
+        log.warning("run error: %s", error)  # the log keeps what the status bar shows for a while
+        c = self.controller
+        if c is not None and c.episode.model_error is error:
+            self.status.showMessage(
+                f"{error} — Run › Retry model call (Ctrl+R) tries again, Stop ends the run."
+            )
+        elif isinstance(error, OswError):
             self.status.showMessage(str(error), 10000)
         self._update_actions()
 
@@ -540,12 +588,15 @@ class MainWindow(QMainWindow):
             self.status.showMessage(f"{entry.task.id}: F5 runs it.", 4000)
 
     def _on_step_selected(self, record: StepRecord) -> None:
+        """A step picked in the timeline, of a past run or of the current one: its screen and actions."""
         self.inspector.show_record(record)
-        if self._history_run is not None:
+        path = self.timeline.path_of(record)
+        if path is None and self._history_run is not None:
             path = self._history_run.screenshot_path(record)
-            if path is not None:
-                self._show_screenshot(path.read_bytes(), recorded=True)
-            self.viewer.canvas.set_actions(record.executed)
+        if path is not None and path.is_file():
+            self._show_screenshot(path.read_bytes(), recorded=True)
+            self.viewer.set_replaying(self._history_run is None)  # live frames wait while it is shown
+        self.viewer.canvas.set_actions(record.executed or record.proposed)
 
     def open_run(self, run: RunStore) -> None:
         """Browse a past run: its steps on the timeline, its screens in the viewer."""
@@ -572,6 +623,40 @@ class MainWindow(QMainWindow):
             self.timeline.setCurrentRow(0)
             self.timeline.setFocus()
 
+    def open_tasks_folder(self, folder: Path | None = None) -> bool:
+        """File › Open tasks folder…: list the tasks of another folder (or index file) instead.
+
+        A folder without a loadable task says so and the list keeps the tasks it had.
+        """
+        from PySide6.QtWidgets import QFileDialog
+
+        from osw_studio.core.errors import TaskError
+        from osw_studio.tasks.load import load_tasks
+
+        if folder is None:
+            name = QFileDialog.getExistingDirectory(self, "Tasks folder to open")
+            if not name:
+                return False
+            folder = Path(name)
+        found = load_tasks([folder])
+        if not found.entries:
+            first = f" ({found.errors[0]})" if found.errors else ""
+            self.reporter.report(
+                TaskError(
+                    "no task could be loaded" + first,
+                    where=str(folder),
+                    hint="pick a folder of task JSON files",
+                )
+            )
+            return False
+        self.library.load([folder])
+        self.tasks.refresh()
+        skipped = f"; {len(found.errors)} file(s) skipped (see the log)" if found.errors else ""
+        for error in found.errors[:20]:
+            log.warning("task not loaded: %s", error)
+        self.status.showMessage(f"{len(self.library)} tasks from {folder}{skipped}")
+        return True
+
     # --- results ------------------------------------------------------------------------------------
 
     def _restore_results_folder(self) -> None:
@@ -595,7 +680,7 @@ class MainWindow(QMainWindow):
     def _on_result_opened(self, run: RunStore) -> None:
         self.open_run(run)
         if self._history_run is run:  # shown: the viewer and the timeline take over
-            self.docks["viewer"].raise_()
+            self.docks["inspector"].raise_()
 
     def open_export(self) -> ExportDialog:
         """File > Export runs…: the runs selected in Run history, or the runs folder, to a format."""
@@ -678,6 +763,7 @@ class MainWindow(QMainWindow):
             self.show_results(run.batch.out)
         else:
             self.results.refresh()
+        self.history.add_suite(run.batch.out / RUNS_DIR)  # the suite's runs are in Run history too
         score = "–" if outcome.score is None else f"{outcome.score:.2f}"
         self.status.showMessage(f"{outcome.domain}/{outcome.task_id}: {outcome.status}, score {score}", 5000)
 
@@ -707,8 +793,16 @@ class MainWindow(QMainWindow):
         """Open the settings dialog (non-modal, so the loop keeps running)."""
         dialog = SettingsDialog(self.services.settings, self)
         dialog.setModal(True)
+        dialog.accepted.connect(lambda: self._take_session_key(dialog))
         dialog.open()
         return dialog
+
+    def _take_session_key(self, dialog: SettingsDialog) -> None:
+        if dialog.session_key:
+            self.services.session_key = dialog.session_key
+            self.status.showMessage(
+                "No keyring: the model key is used for this session only (not stored).", 15000
+            )
 
     def _on_settings_changed(self, _field: str) -> None:
         try:

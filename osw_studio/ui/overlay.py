@@ -43,8 +43,48 @@ def describe(action: Action) -> str:
     return f"{label} {point}" if point else label
 
 
+def with_drag_starts(actions: Sequence[Action]) -> list[Action]:
+    """The actions as drawn: a drag's start taken from the move or press before it, which it absorbs.
+
+    pyautogui writes a drag as ``moveTo(a); dragTo(b)`` and computer_13 as ``MOUSE_DOWN`` at a, moves,
+    ``MOUSE_UP`` at b; both are one arrow from a to b, not two crosshairs.
+
+    >>> from osw_studio.core.actions import MouseDown, MouseUp, MoveTo
+    >>> with_drag_starts([MoveTo(x=1, y=2), DragTo(x=9, y=9)])
+    [DragTo(kind='drag_to', x=9, y=9, start_x=1, start_y=2, button='left')]
+    >>> with_drag_starts([MouseDown(x=1, y=2), MoveTo(x=5, y=5), MouseUp(x=9, y=8)])[0].start_x
+    1
+    """
+    out: list[Action] = []
+    i = 0
+    while i < len(actions):
+        action = actions[i]
+        nxt = actions[i + 1] if i + 1 < len(actions) else None
+        if action.kind == "move_to" and isinstance(nxt, DragTo) and nxt.start_x is None and action.point:
+            out.append(nxt.model_copy(update={"start_x": action.point[0], "start_y": action.point[1]}))
+            i += 2
+            continue
+        if action.kind == "mouse_down" and action.point is not None:
+            j = i + 1
+            end = None
+            while j < len(actions) and actions[j].kind == "move_to":
+                end = actions[j].point
+                j += 1
+            if j < len(actions) and actions[j].kind == "mouse_up":
+                end = actions[j].point or end
+                if end is not None and end != action.point:
+                    start = action.point
+                    out.append(DragTo(x=end[0], y=end[1], start_x=start[0], start_y=start[1]))
+                    i = j + 1
+                    continue
+        out.append(action)
+        i += 1
+    return out
+
+
 def paint_actions(painter: QPainter, actions: Sequence[Action], to_widget: ToWidget, bounds: QRectF) -> None:
     """Paint ``actions`` over a screen shown inside ``bounds`` (widget coordinates)."""
+    actions = with_drag_starts(actions)
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     font = QFont(painter.font())

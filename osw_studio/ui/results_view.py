@@ -37,7 +37,8 @@ from osw_studio.runner.summary import (
 )
 from osw_studio.trajectory.store import RunStore
 
-TABLE_COLUMNS = ["Domain", "Tasks", "Successes", "Rate", "Errors"]
+TABLE_COLUMNS = ["Domain", "Tasks", "Successes", "Rate", "Errors", "With help"]
+"""Successes and the rate are the agent's own; runs a person helped (edits, takeovers) count apart."""
 TASK_COLUMNS = ["Task", "Domain", "Score", "Status", "Steps", "Time", "Error"]
 
 
@@ -212,8 +213,9 @@ class ResultsView(QWidget):
             self.outcomes = outcomes
             self.stats = compute_stats(outcomes, label)
             total = self.stats.total
+            helped = f", {total.assisted} more with help" if total.assisted else ""
             self.where.setText(
-                f"{self.folder} — {label}: {total.successes}/{total.tasks} solved, {total.rate:.1f}%"
+                f"{self.folder} — {label}: {total.successes}/{total.tasks} solved{helped}, {total.rate:.1f}%"
             )
         self._fill_table()
         self.chart.set_rows(self.stats.domains if self.stats else [])
@@ -226,7 +228,14 @@ class ResultsView(QWidget):
         rows = [] if self.stats is None else [*self.stats.domains, *self.stats.groups, self.stats.total]
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            cells = [row.name, str(row.tasks), str(row.successes), f"{row.rate:.1f}%", str(row.errors)]
+            cells = [
+                row.name,
+                str(row.tasks),
+                str(row.successes),
+                f"{row.rate:.1f}%",
+                str(row.errors),
+                str(row.assisted),
+            ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c:
@@ -257,7 +266,7 @@ class ResultsView(QWidget):
                     outcome.task_id,
                     outcome.domain,
                     score,
-                    outcome.status,
+                    f"{outcome.status} (with help)" if outcome.assisted else outcome.status,
                     str(outcome.steps),
                     f"{outcome.time:.1f}s",
                     outcome.error or "",

@@ -17,24 +17,13 @@ from PySide6.QtCore import QObject, Signal
 from osw_studio.core.actions import Action
 from osw_studio.core.errors import OswError
 from osw_studio.core.step import EpisodeResult
-from osw_studio.runner.episode import Episode
+from osw_studio.runner.episode import EPISODE_SIGNALS, Episode
 from osw_studio.ui.bridge import SignalRelay
 
 log = logging.getLogger(__name__)
 
-RELAYED = (
-    "state_changed",
-    "paused_changed",
-    "mode_changed",
-    "model_token",
-    "step_proposed",
-    "step_finished",
-    "observation_taken",
-    "takeover_changed",
-    "episode_finished",
-    "error_raised",
-)
-"""The episode signals the controller re-emits on the Qt side."""
+RELAYED = EPISODE_SIGNALS
+"""The episode signals the controller re-emits on the Qt side: all of them (the episode's one list)."""
 
 
 class RunController(SignalRelay):
@@ -59,6 +48,9 @@ class RunController(SignalRelay):
 
     def __init__(self, episode: Episode, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        missing = [name for name in RELAYED if not isinstance(getattr(type(self), name, None), Signal)]
+        if missing:  # the episode grew a signal this bridge does not declare yet
+            raise TypeError(f"RunController lacks the Qt signals {missing}")
         self.episode = episode
         self._task: asyncio.Task[EpisodeResult] | None = None
         self._human: asyncio.Queue[list[Action]] = asyncio.Queue()

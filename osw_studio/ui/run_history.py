@@ -88,6 +88,15 @@ class RunHistory(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addLayout(bar)
         self._runs: list[RunStore] = []
+        self.suites: list[Path] = []
+        """Runs folders of suites evaluated in this session, listed with the runs folder's runs."""
+        self.refresh()
+
+    def add_suite(self, runs_dir: Path) -> None:
+        """List the runs of a suite too (Run › Evaluate suite… writes them under its own folder)."""
+        if runs_dir != self.root and runs_dir not in self.suites:
+            self.suites.append(runs_dir)
+            self.where.setText(f"{self.root} + {len(self.suites)} suite folder(s)")
         self.refresh()
 
     def set_root(self, root: Path) -> None:
@@ -97,8 +106,9 @@ class RunHistory(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the runs folder."""
-        self._runs = list_runs(self.root)
+        """Re-read the runs folder (and the suites' runs folders), newest first."""
+        runs = [run for root in (self.root, *self.suites) for run in list_runs(root)]
+        self._runs = sorted(runs, key=lambda run: run.run_id, reverse=True)
         self.tree.clear()
         for n, run in enumerate(self._runs):
             item = QTreeWidgetItem(self.tree, _row(run))

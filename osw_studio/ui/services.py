@@ -1,7 +1,9 @@
 """What the window needs besides views: the env, new episodes, the runs folder. No Qt here.
 
-One env (the local sandbox by default) is started once and kept across runs, so the second run starts
-at once; the settings choose the provider and screen size. Episodes are built from the active profile.
+Each run gets a fresh desktop by default (a new local sandbox, a recreated container), or keeps the last
+one when the settings say ``environment.keep_desktop`` (chained manual work); the settings choose the
+provider and screen size. Episodes are planned by :mod:`osw_studio.runner.plan` from the active profile,
+exactly as ``osw-studio run`` plans them.
 """
 
 from __future__ import annotations
@@ -16,15 +18,14 @@ from osw_studio.agent.base import Agent
 from osw_studio.core.errors import OswError
 from osw_studio.envs.base import Env
 from osw_studio.envs.vnc import VncTarget
-from osw_studio.runner.episode import Episode, EpisodeConfig
-from osw_studio.runner.store import RunStoreWriter
-from osw_studio.settings import ResolvedProfile, Settings, dump_settings
+from osw_studio.runner.episode import Episode
+from osw_studio.settings import ResolvedProfile, Settings
 from osw_studio.tasks import TaskEntry
 
 log = logging.getLogger(__name__)
 
 AgentFactory = Callable[[ResolvedProfile, TaskEntry], Agent]
-"""Builds the agent that acts for a profile on a task."""
+"""Builds the agent that acts for a profile on a task (the run planner's ``agent_factory``)."""
 
 
 class Services:
@@ -33,7 +34,7 @@ class Services:
     Args:
         settings: The settings in force (read at each run, so edits apply to the next run).
         runs_dir: Where run stores go.
-        agent_factory: Builds agents (default: the agent package's factory for the profile's agent kind).
+        agent_factory: Builds agents (default: the agent registry, with the profile's key).
         env_options: Extra options for the provider (tests pass ``sandbox=False`` and the like).
     """
 
@@ -47,11 +48,16 @@ class Services:
     ) -> None:
         self.settings = settings
         self.runs_dir = runs_dir
-        self.agent_factory = agent_factory or default_agent_factory
+        self.agent_factory = agent_factory
         self.env_options = dict(env_options or {})
         self.env: Env | None = None
         self._env_key: tuple[Any, ...] | None = None
         self.secrets: list[str] = []  # what run stores must never hold: the remote guest's token
+        self.session_key: str | None = None
+        """A model key given for this session only (no keyring to keep it in)."""
+        self.note: str | None = None
+        """What the person should know about the last env handed out (a desktop that is not fresh)."""
+        self._used = False
         self._env_lock = asyncio.Lock()
 
     def env_description(self) -> str:
@@ -84,6 +90,7 @@ class Services:
             options.update(self.env_options)
             self.env = await make_env(choice.provider, **options)
             self._env_key = key
+            self._used = False
             self.secrets = [options["token"]] if options.get("token") else []
             return self.env
 
@@ -105,27 +112,66 @@ class Services:
     async def create_episode(self, entry: TaskEntry, mode: Literal["auto", "approve"]) -> Episode:
         """A new episode of ``entry`` with the active profile's agent, recorded in the runs folder.
 
+        It is planned as ``osw-studio run`` plans it (:mod:`osw_studio.runner.plan`): the same agent, the
+        observations the agent asks for, the task's folder carried into ``env.reset``. Unless the settings
+        keep the desktop, each run starts on a fresh one (see :meth:`fresh_env`).
+
         Raises:
             OswError: If the env, the agent or the run store cannot be made (the message says why).
         """
-        profile = self.settings.resolve_profile()
-        agent = self.agent_factory(profile, entry)
-        env = await self.ensure_env()
-        store = RunStoreWriter.create(
-            self.runs_dir,
-            entry.task,
-            domain=entry.domain,
+        from osw_studio.runner.plan import plan_episode, plan_recipe
+
+        recipe = plan_recipe(
+            self.settings,
             provider=self.settings.environment.provider,
-            model=getattr(agent, "model_name", None) or profile.model,
-            agent=profile.agent,
-            action_space=profile.action_space,
-            observation_type=profile.observation_type,
-            screen_size=env.screen_size,
-            settings=dump_settings(self.settings),
-            secrets=self.secrets,
+            mode=mode,
+            api_key=self.session_key,
+            agent_factory=self.agent_factory,
+            hold_on_model_error=True,  # a person is there to retry (Run › Retry model call)
         )
-        config = EpisodeConfig(max_steps=self.settings.evaluation.max_steps, mode=mode)
-        return Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
+        agent = recipe.make_agent(entry)
+        try:
+            env = await self.fresh_env()
+            recipe = recipe.with_secrets(self.secrets)
+            return plan_episode(entry, recipe, env, runs_dir=self.runs_dir, agent=agent)
+        except BaseException:
+            await agent.aclose()
+            raise
+
+    def replaces_env(self) -> bool:
+        """Whether the next run closes the current env and starts another (a fresh local sandbox)."""
+        environment = self.settings.environment
+        return (
+            self.env is not None
+            and self._used
+            and not environment.keep_desktop
+            and environment.provider == "local"
+        )
+
+    async def fresh_env(self) -> Env:
+        """The env for the next run: a fresh desktop unless ``environment.keep_desktop`` is set.
+
+        A local sandbox is replaced by a new one (it starts in about half a second); a Docker guest
+        recreates its container when the task is reset; a remote guest cannot be reverted from here, so
+        :attr:`note` says that the run starts on the desktop as the last run left it.
+
+        Raises:
+            GuestError: If the guest cannot be started or reached.
+        """
+        self.note = None
+        environment = self.settings.environment
+        used = self.env is not None and self._used
+        if self.replaces_env():
+            async with self._env_lock:
+                await self._close_env()
+        elif used and not environment.keep_desktop and environment.provider == "remote":
+            self.note = (
+                "The remote guest cannot be reset to a fresh desktop from here: this run starts "
+                "where the last one ended (the task's setup steps still run)."
+            )
+        env = await self.ensure_env()
+        self._used = True
+        return env
 
     async def _close_env(self) -> None:
         env, self.env = self.env, None
@@ -139,14 +185,3 @@ class Services:
         """Stop the env (and every process it started)."""
         async with self._env_lock:
             await self._close_env()
-
-
-def default_agent_factory(profile: ResolvedProfile, entry: TaskEntry) -> Agent:
-    """The agent the profile names, from the agent package.
-
-    Raises:
-        OswError: If the agent cannot be made (no key, unknown kind, no reference solution to replay).
-    """
-    from osw_studio.agent.registry import make_agent
-
-    return make_agent(profile, task=entry.task)

@@ -13,6 +13,7 @@ import logging
 from typing import Any, get_args
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -85,6 +86,8 @@ class SettingsDialog(QDialog):
         self._key_dirty = False
         self._token_dirty = False
         self._check_task: asyncio.Task[CheckResult] | None = None
+        self.session_key: str | None = None
+        """A key typed while no keyring can keep it: the app uses it until it quits."""
 
         self.profile = QComboBox()
         self.profile.setObjectName("profile")
@@ -201,6 +204,12 @@ class SettingsDialog(QDialog):
         form3.addRow("Docker options", self.docker_options)
         form3.addRow("VNC", self.vnc)
         form3.addRow("VNC password", self.vnc_password)
+        self.keep_desktop = QCheckBox("Keep the desktop between runs (chained manual work)")
+        self.keep_desktop.setObjectName("keepDesktop")
+        self.keep_desktop.setToolTip(
+            "Off (the default): each run starts on a fresh desktop, so no task sees another's leftovers"
+        )
+        form3.addRow("", self.keep_desktop)
 
         self.error = QLabel("")
         self.error.setObjectName("settingsError")
@@ -232,6 +241,7 @@ class SettingsDialog(QDialog):
         self.docker_options.setText(env.docker_options or "")
         self.network.setCurrentText(env.network)
         self.vnc.setText(env.vnc or "")
+        self.keep_desktop.setChecked(bool(env.keep_desktop))
         self._describe_vnc_password(env.vnc, env.url)
         self._on_provider_changed(env.provider)
         self._describe_token()
@@ -440,6 +450,7 @@ class SettingsDialog(QDialog):
                     "docker_options": self.docker_options.text(),
                     "network": self.network.currentText(),
                     "vnc": self.vnc.text(),
+                    "keep_desktop": self.keep_desktop.isChecked() or None,  # unset: fresh desktops
                 }
             )
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -457,7 +468,15 @@ class SettingsDialog(QDialog):
             set_vnc_password(format_vnc_address(*vnc_address(environment.vnc, environment.url)), vnc_password)
             self.vnc_password.clear()
         if self._key_dirty and self.key.text().strip():
-            set_key(name, self.key.text())
+            try:
+                set_key(name, self.key.text())
+            except SettingsError as exc:
+                # no keyring to keep it: the key still works, for this session only
+                self.session_key = self.key.text().strip()
+                self.key_source.setText(
+                    f"No keyring ({exc.message}): the key is used for this session only and not "
+                    "stored. Set $OSW_STUDIO_API_KEY or install a keyring to keep it."
+                )
             self._key_dirty = False
         if token and environment.url:
             set_guest_token(environment.url, token)

@@ -12,6 +12,7 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -20,12 +21,42 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.core.errors import ActionParseError
-from osw_studio.core.step import StepRecord
+from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.runner.episode import Proposal
 from osw_studio.ui.action_editor import ActionEditor
 from osw_studio.ui.run_controller import RunController
 
 ERROR_STYLE = "color: #ff6b6b; font-weight: bold;"
+
+
+def evaluation_text(result: EpisodeResult) -> str:
+    """The evaluator's per-metric reasons for a run, as the inspector shows them.
+
+    >>> r = EpisodeResult(success=False, task_id="t", steps=2, score=0.0, evaluation={
+    ...     "score": 0.0, "conj": "and", "metrics": [
+    ...     {"index": 0, "func": "exact_match", "score": 0.0, "reason": "'a' != 'b'"}]})
+    >>> print(evaluation_text(r))
+    Evaluation: score 0.00 (metrics joined with and)
+    1. exact_match: 0.00 - 'a' != 'b'
+    """
+    evaluation = (result.model_extra or {}).get("evaluation")
+    if not isinstance(evaluation, dict):
+        return "No evaluation: the run ended before it was scored."
+    score = evaluation.get("score")
+    conj = evaluation.get("conj")
+    lines = [f"Evaluation: score {score:.2f}" if isinstance(score, int | float) else "Evaluation"]
+    if conj:
+        lines[0] += f" (metrics joined with {conj})"
+    elif evaluation.get("reason"):
+        lines.append(str(evaluation["reason"]))
+    for n, metric in enumerate(evaluation.get("metrics") or [], start=1):
+        if not isinstance(metric, dict):
+            continue
+        value = metric.get("score")
+        shown = f"{value:.2f}" if isinstance(value, int | float) else "?"
+        reason = f" - {metric['reason']}" if metric.get("reason") else ""
+        lines.append(f"{n}. {metric.get('func', '?')}: {shown}{reason}")
+    return "\n".join(lines)
 
 
 class StepInspector(QWidget):
@@ -103,6 +134,7 @@ class StepInspector(QWidget):
             controller.listen("state_changed", self._on_state_changed)
             controller.listen("takeover_changed", self._on_takeover_changed)
             controller.listen("error_raised", self._on_error_raised)
+            controller.listen("step_finished", self._on_step_finished)
         self._update_buttons()
 
     def clear(self) -> None:
@@ -159,6 +191,14 @@ class StepInspector(QWidget):
         else:
             self.show_error(None)
 
+    def _on_step_finished(self, record: StepRecord) -> None:
+        # the proposal is gone (run, edited, skipped or dropped by a takeover): nothing left to approve
+        self._gating = False
+        self.edit_button.setChecked(False)
+        if self._live and record.source == "agent":
+            self.title.setText(f"Step {record.index} · {record.verdict}")
+        self._update_buttons()
+
     def _on_takeover_changed(self, on: bool) -> None:
         self.takeover_button.setChecked(on)
         self._update_buttons()
@@ -167,6 +207,17 @@ class StepInspector(QWidget):
         hint = getattr(error, "hint", None)
         text = str(error) if hint else f"{error} (see the log for details)"
         self.show_error(text)
+
+    def show_evaluation(self, result: EpisodeResult) -> None:
+        """The evaluator's verdict on the run that ended: its score and each metric's reason."""
+        self._live = False
+        self._gating = False
+        score = "–" if result.score is None else f"{result.score:.2f}"
+        self.title.setText(f"Run {result.status} · score {score}")
+        self.output.setPlainText(evaluation_text(result))
+        self.thought.clear()
+        self.show_error(result.error or None)
+        self._update_buttons()
 
     # --- a recorded step ----------------------------------------------------------------------------
 
@@ -190,20 +241,34 @@ class StepInspector(QWidget):
 
     # --- view -> run --------------------------------------------------------------------------------
 
-    def approve(self) -> None:
-        """Approve the held proposal, or the edited actions when edited."""
+    @property
+    def editing(self) -> bool:
+        """Whether a person is editing the held proposal."""
+        return self._gating and self.edit_button.isChecked()
+
+    def approve(self) -> bool:
+        """Approve the held proposal, or run the edited actions when edited; whether a verdict was given.
+
+        Every way of finishing an edit ends here (Enter in a cell, the Approve shortcut, Run edited):
+        a cell still open is committed first, so the person's change is what runs, recorded as
+        ``edited`` beside the model's proposal. An edit that is not valid is not approved: the error
+        says what to fix.
+        """
         if self.controller is None or not self._gating:
-            return
-        if self.edit_button.isChecked() and self.editor.is_modified():
+            return False
+        if self.editing:
             try:
                 actions = self.editor.current_actions()
             except ActionParseError as exc:
-                self.show_error(str(exc))
-                return
-            self.controller.approve(actions)
+                self.show_error(f"{exc}. Fix it, or uncheck Edit to run the proposal as it was.")
+                return False
+            self.controller.approve(actions if actions != self.editor.original else None)
         else:
             self.controller.approve(None)
+        self._gating = False
         self.edit_button.setChecked(False)
+        self._update_buttons()
+        return True
 
     def skip(self) -> None:
         """Drop the held proposal."""
@@ -217,11 +282,27 @@ class StepInspector(QWidget):
             self.takeover_button.setChecked(False)
 
     def _on_edit_toggled(self, on: bool) -> None:
+        if not on and self._gating and self.editor.is_modified() and not self._confirm_discard():
+            self.edit_button.blockSignals(True)
+            self.edit_button.setChecked(True)
+            self.edit_button.blockSignals(False)
+            return
         self.editor.set_editable(on)
         self.approve_button.setText("Run edited" if on else "Approve")
         if not on and self._gating:
             self.editor.set_actions(self.editor.original)
             self.actions_edited.emit(self.editor.original)
+
+    def _confirm_discard(self) -> bool:
+        """Ask before an edit is thrown away (unchecking Edit); True to discard it."""
+        answer = QMessageBox.question(
+            self,
+            "Discard the edit?",
+            "You changed the proposed actions. Discard your edit and go back to the model's proposal?",
+            QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Discard
 
     def _on_edited(self) -> None:
         try:

@@ -100,7 +100,7 @@ class TaskBrowser(QWidget):
         self.solution_filter = QComboBox()
         self.solution_filter.addItems([ANY, "with solution", "without solution"])
         self.result_filter = QComboBox()
-        self.result_filter.addItems([ANY, "never run", "passed", "failed", "error"])
+        self.result_filter.addItems([ANY, "never run", "passed", "passed with help", "failed", "error"])
         for combo, tip in (
             (self.domain_filter, "Domain"),
             (self.app_filter, "Related app"),

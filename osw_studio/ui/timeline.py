@@ -99,6 +99,7 @@ class Timeline(QListWidget):
         # a strip exactly as tall as a row of thumbnails, so the viewer keeps the rest of the window
         self.setFixedHeight(self.strip_height())
         self._records: list[StepRecord] = []
+        self._paths: list[Path | None] = []
         self.currentRowChanged.connect(self._on_row)
         self._pending: set[asyncio.Future[QImage]] = set()
 
@@ -116,7 +117,15 @@ class Timeline(QListWidget):
     def clear_steps(self) -> None:
         """Remove every step."""
         self._records.clear()
+        self._paths.clear()
         self.clear()
+
+    def path_of(self, record: StepRecord) -> Path | None:
+        """The screenshot file of a step shown (None when it came as bytes or has none)."""
+        for shown, path in zip(self._records, self._paths, strict=True):
+            if shown is record:
+                return path
+        return None
 
     def marks(self) -> list[str]:
         """The mark of each step shown (what a person sees on the thumbnails)."""
@@ -129,6 +138,7 @@ class Timeline(QListWidget):
         item.setToolTip(record.error or record.thought or "")
         item.setData(Qt.ItemDataRole.UserRole, len(self._records))
         self._records.append(record)
+        self._paths.append(path)
         follow = self.currentRow() in (-1, self.count() - 1)
         self.addItem(item)
         if follow:

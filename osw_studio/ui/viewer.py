@@ -1,19 +1,21 @@
 """The VM viewer: the guest's screen live, aspect-correct, with the proposed action drawn over it.
 
-During takeover the canvas turns a person's mouse, wheel and keyboard input into core actions and emits
-them (``human_input``); the run controller sends them to the guest through ``Episode.human_act``.
-
-A left click is held for the double-click interval, so that two or three quick clicks are recorded as one
-double or triple click (as the guest must replay them). Any other input (a key, the wheel, another press)
-sends the held click first, so the guest always gets input in the order the person gave it.
+During takeover the canvas keeps a person's mouse, wheel and keyboard input as raw events and, once the
+input pauses (:data:`BURST_MS`), reduces the burst with the demonstrations' reducer and emits the actions
+(``human_input``); the run controller sends them to the guest through ``Episode.human_act`` as one human
+step. So a typed word is one ``typing`` action, quick clicks at one spot one double or triple click, and
+what the guest receives is exactly what the step records.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QCloseEvent,
     QColor,
     QFocusEvent,
     QImage,
@@ -25,25 +27,32 @@ from PySide6.QtGui import (
     QPen,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from osw_studio.core.actions import Action, Click, DoubleClick, MouseButton
-from osw_studio.tasks.demonstration import near
+from osw_studio.core.actions import Action
+from osw_studio.tasks.demonstration import InputEvent, reduce_events
 from osw_studio.ui.frames import FpsMeter, FrameStream
 from osw_studio.ui.geometry import Rect, fit_rect, screen_to_widget, widget_to_screen
-from osw_studio.ui.input_map import (
-    button_name,
-    double_click_action,
-    key_action,
-    release_action,
-    triple_click_action,
-    wheel_action,
-)
+from osw_studio.ui.input_map import input_event
 from osw_studio.ui.overlay import paint_actions
 
 TAKEOVER_COLOR = QColor(255, 170, 0)
 TAKEOVER_KEY = QKeySequence("Ctrl+T")
 """Begins and ends a takeover; the only key the viewer leaves to the window during one."""
+
+BURST_MS = 700
+"""A takeover's input is sent in bursts: this many quiet milliseconds end one (one human step)."""
 
 
 class ScreenCanvas(QWidget):
@@ -56,6 +65,7 @@ class ScreenCanvas(QWidget):
 
     human_input = Signal(list)
     frame_shown = Signal()
+    screen_size_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,12 +77,13 @@ class ScreenCanvas(QWidget):
         self._screen: tuple[int, int] | None = None
         self._actions: list[Action] = []
         self._takeover = False
-        self._press: tuple[MouseButton, tuple[int, int]] | None = None
         self._placeholder = "No guest yet"
-        self._held_click: Click | DoubleClick | None = None
-        self._click_timer = QTimer(self)
-        self._click_timer.setSingleShot(True)
-        self._click_timer.timeout.connect(self.flush_click)
+        self._burst: list[InputEvent] = []
+        self._buttons = 0
+        self._swallow_release = False
+        self._burst_timer = QTimer(self)
+        self._burst_timer.setSingleShot(True)
+        self._burst_timer.timeout.connect(self._on_quiet)
 
     # --- what to show -------------------------------------------------------------------------------
 
@@ -87,8 +98,11 @@ class ScreenCanvas(QWidget):
 
     def set_screen_size(self, size: tuple[int, int] | None) -> None:
         """Tell the canvas the guest's real screen size (frames may come downscaled)."""
+        changed = size != self._screen
         self._screen = size
         self.update()
+        if changed:
+            self.screen_size_changed.emit()
 
     def set_frame(self, image: QImage) -> None:
         """Show a frame (already decoded and scaled off the event loop)."""
@@ -114,9 +128,11 @@ class ScreenCanvas(QWidget):
     def set_takeover(self, on: bool) -> None:
         """Forward input to the guest (``on``) or only watch."""
         if not on:
-            self.flush_click()  # a click given just before the takeover ended still counts
+            self.flush_input()  # input given just before the takeover ended still counts
         self._takeover = on
-        self._press = None
+        self._burst = []
+        self._buttons = 0
+        self._swallow_release = False
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus if on else Qt.FocusPolicy.NoFocus)
         self.setCursor(Qt.CursorShape.CrossCursor if on else Qt.CursorShape.ArrowCursor)
         if on:
@@ -163,86 +179,101 @@ class ScreenCanvas(QWidget):
 
     # --- takeover input -----------------------------------------------------------------------------
 
-    def _to_screen(self, pos: QPointF, *, clamp: bool = False) -> tuple[int, int] | None:
+    @property
+    def burst_ms(self) -> int:
+        """Quiet milliseconds that end a burst of input (never shorter than the double-click interval)."""
+        return max(BURST_MS, QApplication.doubleClickInterval() + 50)
+
+    def _to_screen(self, pos: QPointF, clamp: bool = False) -> tuple[int, int] | None:
         return widget_to_screen((pos.x(), pos.y()), self.screen_rect(), self.screen_size, clamp=clamp)
 
-    def _held_near(self, point: tuple[int, int] | None) -> bool:
-        held = self._held_click
-        if held is None or point is None or held.x is None or held.y is None:
-            return False
-        return near(point, (held.x, held.y))
-
-    def _count_click(self, point: tuple[int, int]) -> None:
-        """One more left click at ``point``: held as a click or double-click, sent at once as a triple."""
-        if not self._held_near(point):
-            self.flush_click()
-            self._held_click = Click(x=point[0], y=point[1])
-        elif isinstance(self._held_click, Click):
-            self._held_click = double_click_action(point)
-        else:  # nothing goes beyond a triple-click: no need to wait
-            self._click_timer.stop()
-            self._held_click = None
-            self.human_input.emit([triple_click_action(point)])
+    def _take(self, event: QEvent) -> None:
+        """Keep one raw input event of the burst in progress; the burst ends after a quiet spell."""
+        recorded = input_event(event, self._to_screen)
+        if recorded is None:
             return
-        self._click_timer.start(QApplication.doubleClickInterval())
+        # the time it reached the viewer: event time stamps of synthetic input (tests, remote desktops)
+        # are spaced by their own rules, and a burst is about what the person just did
+        recorded = replace(recorded, t=time.monotonic())
+        if event.type() == QEvent.Type.MouseButtonDblClick:
+            # Qt has decided this press is a double-click's second: it counts as a whole click next to
+            # the first, however its time stamp reads (test tools send no release after it).
+            last = self._burst[-1] if self._burst else None
+            t = last.t if last is not None and last.kind == "up" else recorded.t
+            self._burst += [replace(recorded, t=t), replace(recorded, kind="up", t=t)]
+            self._swallow_release = True
+            self._burst_timer.start(self.burst_ms)
+            return
+        swallow, self._swallow_release = self._swallow_release, False
+        if recorded.kind == "up" and swallow:
+            return
+        if recorded.kind == "down":
+            self._buttons += 1
+        elif recorded.kind == "up":
+            self._buttons = max(0, self._buttons - 1)
+        elif recorded.kind == "move" and not self._buttons:
+            return
+        self._burst.append(recorded)
+        self._burst_timer.start(self.burst_ms)
 
-    def flush_click(self) -> None:
-        """Send the held left click (or double-click) now, before whatever input comes next."""
-        self._click_timer.stop()
-        action, self._held_click = self._held_click, None
-        if action is not None and self._takeover:
-            self.human_input.emit([action])
+    def _on_quiet(self) -> None:
+        if self._buttons:  # a drag in progress: its release belongs to this burst
+            self._burst_timer.start(self.burst_ms)
+            return
+        self.flush_input()
 
-    def _emit(self, action: Action) -> None:
-        self.flush_click()  # input reaches the guest in the order it was given
-        self.human_input.emit([action])
+    def flush_input(self) -> None:
+        """End the burst now: its input, reduced to actions, goes to the guest as one human step.
+
+        The reducer is the demonstrations' (:func:`~osw_studio.tasks.demonstration.reduce_events`): typed
+        keys are one ``typing`` (Enter inside it a newline), modifier combinations a ``hotkey``, quick
+        clicks at one spot a double or triple click.
+        """
+        self._burst_timer.stop()
+        events, self._burst = self._burst, []
+        self._buttons = 0
+        if not events:
+            return
+        interval = QApplication.doubleClickInterval() / 1000.0
+        actions = [a for step in reduce_events(events, double_click=interval) for a in step.actions]
+        if actions and self._takeover:
+            self.human_input.emit(actions)
+
+    flush_click = flush_input
+    """The former name: a click held for a double-click goes now."""
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().mousePressEvent(event)
-        button = button_name(event.button())
-        point = self._to_screen(event.position())
-        if not (button == "left" and self._held_near(point)):  # not the next click of a held one
-            self.flush_click()
-        if button and point:
-            self._press = (button, point)
+        self._take(event)
+        event.accept()
+        return None
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: D102
+        if not self._takeover:
+            return super().mouseMoveEvent(event)
+        self._take(event)
         event.accept()
         return None
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: D102
-        if not self._takeover or self._press is None:
+        if not self._takeover:
             return super().mouseReleaseEvent(event)
-        button, start = self._press
-        self._press = None
-        end = self._to_screen(event.position(), clamp=True) or start
-        if button_name(event.button()) == button:
-            action = release_action(button, start, end)
-            if isinstance(action, Click) and button == "left":
-                self._count_click(start)
-            else:
-                self._emit(action)
+        self._take(event)
         event.accept()
         return None
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().mouseDoubleClickEvent(event)
-        point = self._to_screen(event.position())
-        if point and event.button() == Qt.MouseButton.LeftButton:
-            # Qt sends the second press of a double-click as this event: it counts as the second click
-            self._press = None
-            self._count_click(point)
+        self._take(event)  # Qt sends the second press of a double-click as this event
         event.accept()
         return None
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().wheelEvent(event)
-        point = self._to_screen(event.position())
-        delta = event.angleDelta()
-        action = wheel_action(delta.x(), delta.y(), point) if point else None
-        if action is not None:
-            self._emit(action)
+        self._take(event)
         event.accept()
         return None
 
@@ -263,51 +294,112 @@ class ScreenCanvas(QWidget):
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: D102
         if not self._takeover:
             return super().keyPressEvent(event)
-        action = key_action(event.key(), event.text(), event.modifiers())
-        if action is not None:
-            self._emit(action)
+        self._take(event)
+        event.accept()
+        return None
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:  # noqa: D102
+        if not self._takeover:
+            return super().keyReleaseEvent(event)
+        self._take(event)  # a modifier pressed and released alone is a press of it
         event.accept()
         return None
 
     def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: D102
-        self._press = None
+        self._buttons = 0
         super().focusOutEvent(event)
 
 
+ZOOMS: dict[str, float | None] = {"Fit": None, "50%": 0.5, "1:1": 1.0, "150%": 1.5, "200%": 2.0}
+"""The viewer's zoom choices: ``Fit`` scales the guest into the space, the others are fixed scales."""
+
+
 class VmViewer(QWidget):
-    """The viewer dock's content: a header (source, fps, takeover hint) above the screen canvas.
+    """The viewer: a header (source, zoom, pop-out, fps, takeover hint) above the screen canvas.
 
     It shows frames from a :class:`FrameStream` when one is attached, and otherwise the observations the
-    episode takes (so a guest without a stream is still shown, one frame per step).
+    episode takes (so a guest without a stream is still shown, one frame per step). At ``Fit`` the guest
+    fills the space; at a fixed zoom (``1:1`` shows guest pixels as screen pixels) it scrolls.
+
+    Signals:
+        pop_out_requested(): The person asked for the viewer in a window of its own (or back).
     """
+
+    pop_out_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.canvas = ScreenCanvas(self)
+        self.canvas = ScreenCanvas()
+        self.scroll_area = QScrollArea(self)
+        self.scroll_area.setObjectName("viewerScroll")
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.scroll_area.setWidget(self.canvas)
+        self.scroll_area.setWidgetResizable(True)
         self.source_label = QLabel("no guest")
         self.source_label.setObjectName("viewerSource")
         self.fps_label = QLabel("– fps")
         self.fps_label.setObjectName("viewerFps")
         self.hint_label = QLabel("")
         self.hint_label.setObjectName("viewerHint")
+        self.zoom = QComboBox()
+        self.zoom.setObjectName("viewerZoom")
+        self.zoom.addItems(list(ZOOMS))
+        self.zoom.setToolTip("Fit the guest into the viewer, or show it at a fixed scale (1:1: guest pixels)")
+        self.zoom.currentTextChanged.connect(self._apply_zoom)
+        self.pop_button = QToolButton()
+        self.pop_button.setObjectName("viewerPopOut")
+        self.pop_button.setText("Pop out")
+        self.pop_button.setToolTip(
+            "Show the viewer in a window of its own (again: back into the main window)"
+        )
+        self.pop_button.clicked.connect(self.pop_out_requested.emit)
+        self.live_button = QToolButton()
+        self.live_button.setObjectName("viewerLive")
+        self.live_button.setText("Back to live")
+        self.live_button.setToolTip("A recorded step's screen is shown; go back to the guest's live screen")
+        self.live_button.clicked.connect(lambda: self.set_replaying(False))
+        self.live_button.hide()
+        self._replaying = False
         header = QHBoxLayout()
         header.setContentsMargins(6, 2, 6, 2)
         header.addWidget(self.source_label)
         header.addStretch(1)
         header.addWidget(self.hint_label)
+        header.addWidget(self.live_button)
         header.addSpacing(12)
+        header.addWidget(self.zoom)
+        header.addWidget(self.pop_button)
+        header.addSpacing(6)
         header.addWidget(self.fps_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(header)
-        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.scroll_area, 1)
         self.meter = FpsMeter()
         self._stream: FrameStream | None = None
+        self._last_live: QImage | None = None
         self._fps_timer = QTimer(self)
         self._fps_timer.setInterval(500)
         self._fps_timer.timeout.connect(self._update_fps)
         self._fps_timer.start()
+        self.canvas.screen_size_changed.connect(lambda: self._apply_zoom(self.zoom.currentText()))
+
+    def set_zoom(self, name: str) -> None:
+        """``Fit``, ``1:1`` or a percentage from :data:`ZOOMS`."""
+        self.zoom.setCurrentText(name)
+
+    def _apply_zoom(self, name: str) -> None:
+        scale = ZOOMS.get(name)
+        if scale is None:
+            self.canvas.setMinimumSize(320, 180)
+            self.canvas.setMaximumSize(16777215, 16777215)
+            self.scroll_area.setWidgetResizable(True)
+            return
+        width, height = self.canvas.screen_size
+        self.scroll_area.setWidgetResizable(False)
+        self.canvas.setFixedSize(round(width * scale), round(height * scale))
 
     @property
     def stream(self) -> FrameStream | None:
@@ -332,20 +424,36 @@ class VmViewer(QWidget):
             stream.frame_ready.disconnect(self._on_stream_frame)
             stream.status_changed.disconnect(self._on_stream_status)
 
+    @property
+    def replaying(self) -> bool:
+        """Whether a recorded step's screen is shown instead of the live one."""
+        return self._replaying
+
+    def set_replaying(self, on: bool) -> None:
+        """Hold a recorded screen (``on``: live frames wait) or go back to the live screen."""
+        self._replaying = on
+        self.live_button.setVisible(on)
+        if not on and self._last_live is not None:
+            self.canvas.set_frame(self._last_live)
+
     def show_encoded(self, image: QImage) -> None:
         """Show one decoded frame (an observation) when no live stream is attached."""
         if self._stream is None or not self._stream.running:
             self.canvas.set_frame(image)
 
     def set_takeover(self, on: bool) -> None:
-        """Switch takeover on or off, with a visible hint."""
+        """Switch takeover on or off, with a visible hint (a takeover acts on the live screen)."""
+        if on:
+            self.set_replaying(False)
         self.canvas.set_takeover(on)
         self.hint_label.setText("TAKEOVER: your input goes to the guest (Ctrl+T ends)" if on else "")
         self.hint_label.setStyleSheet(f"color: {TAKEOVER_COLOR.name()}; font-weight: bold;" if on else "")
 
     def _on_stream_frame(self, image: QImage) -> None:
         self.meter.tick()  # only live frames count towards fps
-        self.canvas.set_frame(image)
+        self._last_live = image
+        if not self._replaying:
+            self.canvas.set_frame(image)
 
     def _on_stream_status(self, status: str) -> None:
         base = self._stream.base_url if self._stream else ""
@@ -354,3 +462,27 @@ class VmViewer(QWidget):
     def _update_fps(self) -> None:
         fps = self.meter.fps()
         self.fps_label.setText(f"{fps:.0f} fps" if fps else "– fps")
+
+
+class ViewerWindow(QWidget):
+    """The viewer popped out into a window of its own (a second screen, a large window beside the app).
+
+    Signals:
+        closed(): The window was closed: the viewer goes back into the main window.
+    """
+
+    closed = Signal()
+
+    def __init__(self, viewer: VmViewer) -> None:
+        super().__init__(None, Qt.WindowType.Window)
+        self.setObjectName("viewerWindow")
+        self.setWindowTitle("OSW Studio: viewer")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(viewer)
+        self.viewer = viewer
+        self.resize(1280, 760)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: D102 (Qt override)
+        super().closeEvent(event)
+        self.closed.emit()

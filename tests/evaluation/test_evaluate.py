@@ -45,7 +45,7 @@ class StandInEnv(Env):
     def screen_size(self) -> tuple[int, int]:
         return (1920, 1080)
 
-    async def reset(self, task: Task | None = None) -> Observation:
+    async def reset(self, task: Task | None = None, *, task_dir: Path | None = None) -> Observation:
         raise NotImplementedError
 
     async def observe(self, *, accessibility_tree: bool = False) -> Observation:

@@ -92,12 +92,13 @@ def table_rows(window: MainWindow) -> list[list[str]]:
 
 async def test_results_dock_shows_the_runs_and_opens_one_in_the_timeline(window: MainWindow) -> None:
     menus = menu_texts(window)
-    assert menus["File"] == ["Open results folder…", "Export runs…", "Quit"]
+    assert menus["File"] == ["Open tasks folder…", "Open results folder…", "Export runs…", "Quit"]
     assert "Results" in menus["View"] and menus["Help"] == ["About OSW Studio"]
 
     results = window.docks["results"]
-    assert window.tabifiedDockWidgets(window.docks["viewer"]) == [results]
-    assert in_front(window.viewer) and not in_front(window.results)
+    assert window.tabifiedDockWidgets(window.docks["inspector"]) == [results]
+    assert window.centralWidget() is window.viewer  # the viewer takes the space the docks leave
+    assert in_front(window.inspector) and not in_front(window.results)
     results.raise_()
     await until(lambda: in_front(window.results))
     assert ["mousepad", "1", "0", "0.0%"] in table_rows(window)
@@ -224,7 +225,7 @@ async def test_the_timeline_is_a_strip_of_whole_thumbnails(window: MainWindow) -
     assert timeline.iconSize().height() == 120
     # short: the viewer keeps most of the window's height
     assert window.docks["timeline"].height() < 0.25 * window.height()
-    assert window.docks["viewer"].height() > 2.5 * window.docks["timeline"].height()
+    assert window.viewer.height() > 2.5 * window.docks["timeline"].height()
     # and every thumbnail with its label is shown whole, without scrolling down
     for row in range(timeline.count()):
         rect = timeline.visualItemRect(timeline.item(row))

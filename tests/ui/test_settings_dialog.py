@@ -71,6 +71,7 @@ def test_the_environment_is_saved_typed_and_shown_again(
     again = _dialog(qtbot, load_settings(path))
     assert again.provider.currentText() == "remote"
     assert again.remote_url.text() == "http://10.0.0.5:5000"
+    assert not again.keep_desktop.isChecked()  # a fresh desktop per run unless asked
     assert (again.width_box.value(), again.height_box.value()) == (1280, 800)
 
 

@@ -112,27 +112,26 @@ def test_takeover_turns_input_into_actions_in_guest_pixels(qtbot: QtBot) -> None
 
     canvas.set_takeover(True)
     qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=QPoint(480, 300))
-    qtbot.waitUntil(lambda: len(got) == 1)  # a click waits out the double-click interval
+    qtbot.waitUntil(lambda: len(got) == 1)  # a burst ends after a quiet spell
     assert got[-1] == [Click(x=960, y=540)]
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(100, 100))
     qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(300, 200))
+    canvas.flush_input()
     assert got[-1] == [DragTo(x=600, y=340, start_x=200, start_y=140)]
     n = len(got)
     qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=QPoint(480, 300))
     qtbot.mouseDClick(canvas, Qt.MouseButton.LeftButton, pos=QPoint(480, 300))
-    qtbot.wait(QApplication.doubleClickInterval() + 100)
+    qtbot.wait(canvas.burst_ms + 100)
     assert got[n:] == [[DoubleClick(x=960, y=540)]]  # one double-click, not a click and a double-click
     qtbot.keyClick(canvas, "h")
     QApplication.sendEvent(
         canvas, QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Eacute, Qt.KeyboardModifier.NoModifier, "é")
     )
-    assert got[-2:] == [[Typing(text="h")], [Typing(text="é")]]
     qtbot.keyClick(canvas, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
-    assert got[-1] == [Hotkey(keys=["ctrl", "s"])]
     qtbot.keyClick(canvas, Qt.Key.Key_Return)
-    assert got[-1] == [Press(key="enter")]
     qtbot.keyClick(canvas, Qt.Key.Key_Tab)
-    assert got[-1] == [Press(key="tab")]
+    canvas.flush_input()
+    assert got[-1] == [Typing(text="hé"), Hotkey(keys=["ctrl", "s"]), Press(key="enter"), Press(key="tab")]
     # a click in the letterbox bar is not on the guest screen
     before = len(got)
     qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=QPoint(480, 10))
@@ -159,6 +158,7 @@ def test_wheel_scrolls_where_the_pointer_is(qtbot: QtBot) -> None:
         False,
     )
     QApplication.sendEvent(canvas, event)
+    canvas.flush_input()
     assert got == [[Scroll(dy=-2, x=960, y=540)]]
 
 
