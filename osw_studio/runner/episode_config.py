@@ -61,7 +61,12 @@ class EpisodeConfig:
         phase_timeouts: Seconds per phase (``reset``, ``observe``, ``predict``, ``execute``,
             ``evaluate``); missing phases use :data:`DEFAULT_PHASE_TIMEOUTS`.
         settle: The wait for a stable screen after each action.
-        observe_accessibility: Whether to grab the accessibility tree with each observation.
+        observe_accessibility: Whether to grab the accessibility tree with each observation (also done
+            whenever the agent wants it).
+        attended: Whether a person is there to answer a ``call_user`` (the app, ``--approve``); None: only
+            in approve mode. An attended episode pauses and asks; an unattended one never waits for anyone.
+        call_user_tries: Unattended, how many ``call_user`` hand-backs count as a wait before the episode
+            fails (0: the first fails, as DART-GUI does; UI-TARS in OSWorld: 3). None: the agent's own.
     """
 
     max_steps: int = 30
@@ -69,6 +74,13 @@ class EpisodeConfig:
     phase_timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PHASE_TIMEOUTS))
     settle: SettlePolicy = field(default_factory=SettlePolicy)
     observe_accessibility: bool = False
+    attended: bool | None = None
+    call_user_tries: int | None = None
+
+    @property
+    def is_attended(self) -> bool:
+        """Whether a person answers hand-backs (see ``attended``)."""
+        return self.mode == "approve" if self.attended is None else self.attended
 
     def timeout(self, phase: str) -> float:
         """Seconds allowed for ``phase``."""

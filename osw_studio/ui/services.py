@@ -123,8 +123,10 @@ class Services:
             screen_size=env.screen_size,
             settings=dump_settings(self.settings),
             secrets=self.secrets,
+            **agent.run_info(),
         )
-        config = EpisodeConfig(max_steps=self.settings.evaluation.max_steps, mode=mode)
+        # A person watches the app: a call_user pauses and asks them (never so in a suite).
+        config = EpisodeConfig(max_steps=self.settings.evaluation.max_steps, mode=mode, attended=True)
         return Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
 
     async def _close_env(self) -> None:
