@@ -206,6 +206,7 @@ class EnvSlot:
             secrets=self.config.secrets,
             env=self.name,
             **self.config.run_meta,
+            **agent.run_info(),
         )
         outcome.run_id = store.run_id
         self.episode = Episode(
