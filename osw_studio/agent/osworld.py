@@ -123,9 +123,11 @@ class OSWorldAgent(ModelAgent):
     def system_prompt(self, instruction: str, frame: tuple[int, int]) -> str:
         """The system message for ``instruction``; ``frame`` is the size of the image the model sees."""
         if self._system is not None and self._texts is not None:
-            return self._system.text.format(CLIENT_PASSWORD=CLIENT_PASSWORD) + self._texts.task.format(
-                instruction
-            )
+            # OSWorld formats the prompt with its password; its computer_13 prompts hold JSON braces that
+            # make that format raise (PromptAgent cannot be built in those modes), so the placeholder is
+            # replaced alone: the same text where OSWorld's works, the prompt as written where it fails.
+            system = self._system.text.replace("{CLIENT_PASSWORD}", CLIENT_PASSWORD)
+            return system + self._texts.task.format(instruction)
         size = {"screen_width": frame[0], "screen_height": frame[1]}
         return render_prompt(
             "osworld_system",
