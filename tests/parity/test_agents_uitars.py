@@ -72,7 +72,9 @@ REFERENCE_EPISODE = """
 import base64, copy, os, types
 os.environ.setdefault("DOUBAO_API_URL", "http://127.0.0.1:9/v1")
 os.environ.setdefault("DOUBAO_API_KEY", "unused")
-agent = m0.UITARSAgent(model=model, runtime_conf=runtime, observation_type="screenshot", model_type="qwen25vl")
+agent = m0.UITARSAgent(
+    model=model, runtime_conf=runtime, observation_type="screenshot", model_type="qwen25vl"
+)
 requests, actions = [], []
 replies_left = list(replies)
 
@@ -81,7 +83,8 @@ def create(**request):
     message = types.SimpleNamespace(content=replies_left.pop(0))
     return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
 
-agent.vlm = types.SimpleNamespace(chat=types.SimpleNamespace(completions=types.SimpleNamespace(create=create)))
+completions = types.SimpleNamespace(create=create)
+agent.vlm = types.SimpleNamespace(chat=types.SimpleNamespace(completions=completions))
 agent.reset()
 for shot in shots:
     _, acts = agent.predict(instruction, {"screenshot": base64.b64decode(shot), "accessibility_tree": None})
