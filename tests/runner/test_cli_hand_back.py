@@ -1,4 +1,4 @@
-"""``osw-studio run`` when the agent hands back (``call_user``): asked with --approve, never a hang without."""
+"""``osw-studio run`` when the agent hands back (``call_user``): asked with --approve, else no hang."""
 
 from __future__ import annotations
 
