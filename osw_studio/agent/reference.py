@@ -1,4 +1,4 @@
-"""OSWorld's own prompt text, read at run time from its installed ``desktop-env`` package.
+r"""OSWorld's own prompt text, read at run time from its installed ``desktop-env`` package.
 
 Profiles with ``prompts: reference`` send the very prompts OSWorld's agents send, so that a score can
 stand beside the leaderboard's. The text is never copied into OSW Studio: it is read from the package the
@@ -10,10 +10,11 @@ The package is looked for in ``$OSW_REFERENCE_SITE`` (a ``site-packages`` folder
 environment), then among the current interpreter's installed distributions.
 
 Examples:
-    >>> import os
-    >>> os.environ["OSW_REFERENCE_SITE"] = "/nonexistent"
-    >>> reference_prompt("mm_agents/prompts.py", "SYS_PROMPT_IN_SCREENSHOT_OUT_CODE") is None or True
-    True
+    >>> import pathlib, tempfile
+    >>> module = pathlib.Path(tempfile.mkdtemp(), "m.py")
+    >>> _ = module.write_text('A = " text ".strip()\nB = f(1)\n')
+    >>> _constants(module)
+    {'A': 'text'}
 """
 
 from __future__ import annotations
