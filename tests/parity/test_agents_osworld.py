@@ -17,7 +17,9 @@ and its mark are compared but not the tokenizer.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +29,10 @@ from osw_studio.agent.osworld import OSWorldAgent
 from osw_studio.core.actions import Action, Done, Fail, Wait
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
+from osw_studio.core.task import Task
+from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import Settings
+from osw_studio.trajectory.store import RunStore
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.parity.episodes import (
     FAKE_TIKTOKEN,
@@ -222,3 +227,40 @@ def test_the_long_table_is_cut_as_the_reference_cuts_it(reference: Reference) ->
     table = linearize_accessibility_tree(xml)
     assert table == theirs[0]
     assert trim_to_budget(table, 10000) == theirs[1] and theirs[1].endswith("[...]\n")
+
+
+def test_the_run_records_which_prompt_was_sent(
+    reference: Reference, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    site = site_packages(reference)
+    settings = Settings.model_validate(
+        {"model_provider": {"base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o"},
+         "profiles": {"faithful": {"preset": "osworld"}, "own": {"preset": "osworld", "prompts": "own"}}}
+    )  # fmt: skip
+    task = Task.model_validate({"id": "t", "instruction": "Do it", "evaluator": {"func": "infeasible"}})
+
+    monkeypatch.setenv("OSW_REFERENCE_SITE", str(site))
+    agent = OSWorldAgent(settings.resolve_profile("faithful"), api_key="k")
+    store = RunStoreWriter.create(tmp_path / "a", task, **agent.run_info())
+    prompt = RunStore(store.path).meta.model_dump()["prompt"]
+    store.close()
+    text = (site / "mm_agents" / "prompts.py").read_text(encoding="utf-8")
+    assert (
+        prompt["faithful"] is True
+        and "mm_agents/prompts.py:SYS_PROMPT_IN_SCREENSHOT_OUT_CODE" in prompt["source"]
+    )
+    digest = prompt["sha256"]["system"]
+    system = (
+        agent.system_prompt("x", (1920, 1080))
+        .split("\nYou are asked")[0]
+        .replace("'password'", "'{CLIENT_PASSWORD}'")
+    )
+    assert hashlib.sha256(system.encode()).hexdigest() == digest and system in text
+
+    # Without the package: our own prompts, and the run says the requests are not OSWorld's.
+    monkeypatch.setenv("OSW_REFERENCE_SITE", str(tmp_path / "nothing-here"))
+    fallback = OSWorldAgent(settings.resolve_profile("faithful"), api_key="k")
+    assert fallback.run_info()["prompt"]["faithful"] is False
+    assert "desktop-env is not installed" in fallback.run_info()["prompt"]["reason"]
+    own = OSWorldAgent(settings.resolve_profile("own"), api_key="k")
+    assert own.run_info()["prompt"] == {"source": "own", "faithful": False}
