@@ -1,5 +1,9 @@
 r"""OSWorld's ``computer_13`` action language: JSON objects ``{"action_type": ..., "parameters": {...}}``.
 
+The flat form ``{"action_type": "CLICK", "x": 300, "y": 400}`` (parameters beside the type, as OSWorld's
+controller also accepts and its prompt's examples show) reads the same; an object mixing both forms, or an
+unknown ``action_type``, is refused with the JSON path of the mistake.
+
 The parser reads fenced blocks (``json`` or any tag), several of them, or raw JSON anywhere in the reply;
 each holds one action object, a list of them, or the strings ``WAIT`` / ``DONE`` / ``FAIL``. Action types
 and parameters are validated against :data:`ACTION_PARAMETERS` and key names against pyautogui's list.
@@ -14,6 +18,8 @@ after a ``MOVE_TO`` for a mouse-down/up, scroll or drag start, since OSWorld's c
 Examples:
     >>> parse_computer13('```json\n{"action_type": "CLICK", "parameters": {"x": 5, "y": 6}}\n```')
     [Click(kind='click', x=5, y=6, button='left', clicks=1)]
+    >>> parse_computer13('{"action_type": "CLICK", "x": 300, "y": 400}')
+    [Click(kind='click', x=300, y=400, button='left', clicks=1)]
     >>> parse_computer13('[{"action_type": "HOTKEY", "parameters": {"keys": ["ctrl", "c"]}}, "DONE"]')
     [Hotkey(kind='hotkey', keys=['ctrl', 'c']), Done(kind='done', message=None)]
     >>> parse_computer13('{"action_type": "PRESS", "parameters": {"key": "hyper"}}')
@@ -146,9 +152,13 @@ def _from_dict(item: Any, path: str, space: CoordinateSpace | None) -> Action:
         item = {"action_type": item.upper()}
     if not isinstance(item, dict):
         raise ActionParseError(f"expected an action object, got {_kind(item)}", where=path)
-    unknown = set(item) - {"action_type", "parameters"}
-    if unknown:
-        raise ActionParseError(f"unknown key {sorted(unknown)[0]!r}", where=path, hint=_HINT)
+    flat = set(item) - {"action_type", "parameters"}
+    if flat and "parameters" in item:
+        raise ActionParseError(
+            f'parameter {sorted(flat)[0]!r} stands beside "parameters"',
+            where=path,
+            hint='put every parameter inside "parameters", or write them all beside action_type',
+        )
     action_type = item.get("action_type")
     if not isinstance(action_type, str) or action_type.upper() not in ACTION_PARAMETERS:
         raise ActionParseError(
@@ -157,7 +167,9 @@ def _from_dict(item: Any, path: str, space: CoordinateSpace | None) -> Action:
             hint=f"one of {', '.join(ACTION_PARAMETERS)}",
         )
     action_type = action_type.upper()
-    params = item.get("parameters", {})
+    # The flat form {"action_type": "CLICK", "x": 1, "y": 2}, as OSWorld's controller reads it (and
+    # as its prompt's examples write it): the keys beside action_type are the parameters.
+    params = {k: item[k] for k in flat} if flat else item.get("parameters", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):

@@ -1,9 +1,15 @@
 r"""OSWorld's accessibility XML, linearised to the table its prompt agents read, trimmed to a budget.
 
 Each kept node becomes one tab-separated row under the header
-``tag  name  text  class  description  position (top-left x&y)  size (w&h)``. A node is kept, as in
-OSWorld's ``filter_nodes``, when it is an element people act on or read (buttons, items, text, ...),
-is showing and visible on the screen, has a name, text or is an image, and has a non-empty box.
+``tag  name  text  class  description  position (top-left x&y)  size (w&h)``, exactly as OSWorld's
+``linearize_accessibility_tree`` writes it for Ubuntu guests. A node is kept, as in its ``filter_nodes``,
+when its tag is one people act on or read (buttons, items, text, ...), it is showing and visible, it is
+enabled, editable, expandable or checkable, it has a name or text, and its position is not negative and its
+size not empty. The text cell is the node's text, quoted (with doubled quotes) only when it holds a
+quote; position and size are the attributes as the guest wrote them. OSWorld reads class and description
+from its Windows attribute namespace even on Ubuntu, so on Ubuntu trees those cells stay empty: they do
+here too, or the model would not see the table OSWorld's agents see. Where OSWorld ``eval``s the position
+and size, this module parses two numbers and skips a node it cannot read.
 
 Examples:
     >>> xml = (
@@ -20,8 +26,11 @@ Examples:
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
+import functools
+import math
+from typing import Any
+
+from lxml import etree
 
 from osw_studio.guest.atspi_dump import NAMESPACES
 
@@ -33,91 +42,98 @@ VALUE = "{" + NAMESPACES["val"] + "}"
 HEADER = "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
 
 _KEEP_SUFFIXES = (
-    "item",
-    "button",
-    "heading",
-    "label",
-    "scrollbar",
-    "searchbox",
-    "textbox",
-    "link",
-    "tabelement",
-)
+    "item", "button", "heading", "label", "scrollbar", "searchbox", "textbox", "link", "tabelement",
+    "textfield", "textarea", "menu",
+)  # fmt: skip
 _KEEP_TAGS = frozenset(
     {
-        "alert", "canvas", "check-box", "checkbox", "combo-box", "entry", "icon", "image", "paragraph",
-        "scroll-bar", "section", "slider", "static", "table-cell", "terminal", "text", "textfield",
-        "textarea", "menu",
+        "alert", "canvas", "check-box", "combo-box", "entry", "icon", "image", "paragraph", "scroll-bar",
+        "section", "slider", "static", "table-cell", "terminal", "text", "netuiribbontab", "start",
+        "trayclockwclass", "traydummysearchcontrol", "uiimage", "uiproperty", "uiribboncommandbar",
     }
 )  # fmt: skip
-_IMAGE_TAGS = frozenset({"image", "icon", "canvas"})
-_PAIR = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\)")
+_ABLE = ("enabled", "editable", "expandable", "checkable")
+# OSWorld's agent reads class and description in this namespace for Ubuntu trees too.
+OSWORLD_ATTRIBUTES = "{https://accessibility.windows.example.org/ns/attributes}"
 
 CHARS_PER_TOKEN = 4
-"""A plain estimate of characters per token; tables of UI names tokenise at about this rate."""
+"""A plain estimate of characters per token (OSWorld counts GPT-4's tokens with tiktoken, whose tables
+are downloaded at run time; UI tables tokenise at about this rate)."""
+TRIM_MARK = "[...]\n"
+"""What follows a table cut to its budget, as in OSWorld."""
+
+# lxml parses a large tree several times faster than ElementTree (the table is built every step); no
+# entities are expanded and nothing is fetched, as trees come from the guest.
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+_SHOWING, _VISIBLE = STATE + "showing", STATE + "visible"
+_ABLE_KEYS = tuple(STATE + name for name in _ABLE)
+_POSITION, _SIZE = COMPONENT + "screencoord", COMPONENT + "size"
 
 
-def _pair(value: str | None) -> tuple[int, int] | None:
-    match = _PAIR.fullmatch(value.strip()) if value else None
-    return (round(float(match.group(1))), round(float(match.group(2)))) if match else None
+@functools.lru_cache(maxsize=4096)  # sizes and positions repeat across a tree and across steps
+def _pair(value: str | None) -> tuple[float, float] | None:
+    """``"(x, y)"`` as two numbers; None for anything else (OSWorld ``eval``s it; this reads numbers only).
+
+    >>> _pair("(10, -2)"), _pair("(nan, 2)"), _pair("__import__('os')")
+    ((10.0, -2.0), None, None)
+    """
+    if not value:
+        return None
+    text = value.strip()
+    if not (text.startswith("(") and text.endswith(")")):
+        return None
+    parts = text[1:-1].split(",")
+    if len(parts) != 2:
+        return None
+    try:
+        x, y = float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+    return (x, y) if math.isfinite(x) and math.isfinite(y) else None
 
 
-def _tag(element: ET.Element) -> str:
-    return element.tag.rsplit("}", 1)[-1]
-
-
-def _keep(element: ET.Element, screen: tuple[int, int] | None) -> bool:
-    tag = _tag(element)
+def _keep(element: Any) -> bool:
+    tag = element.tag
     if not (tag.startswith("document") or tag.endswith(_KEEP_SUFFIXES) or tag in _KEEP_TAGS):
         return False
-    if element.get(STATE + "showing") != "true" or element.get(STATE + "visible") != "true":
+    get = element.get
+    if get(_SHOWING) != "true" or get(_VISIBLE) != "true":
         return False
-    named = bool(element.get("name")) or bool((element.text or "").strip()) or tag in _IMAGE_TAGS
-    if not named:
+    if not any(get(key) == "true" for key in _ABLE_KEYS):
         return False
-    position, size = _pair(element.get(COMPONENT + "screencoord")), _pair(element.get(COMPONENT + "size"))
-    if position is None or size is None or size[0] <= 0 or size[1] <= 0:
+    if not (get("name") or element.text):
         return False
-    if position[0] < 0 or position[1] < 0:
+    position = _pair(get(_POSITION, "(-1, -1)"))
+    size = _pair(get(_SIZE, "(-1, -1)"))
+    if position is None or size is None:
         return False
-    return not (screen is not None and (position[0] >= screen[0] or position[1] >= screen[1]))
+    return position[0] >= 0 and position[1] >= 0 and size[0] > 0 and size[1] > 0
 
 
-def _cell(value: str | None) -> str:
-    text = " ".join((value or "").split())
-    return text
+def _quoted(text: str) -> str:
+    return text if '"' not in text else '"' + text.replace('"', '""') + '"'
 
 
-def _text(element: ET.Element) -> str:
-    text = (element.text or "").strip() or (element.get(VALUE + "value") or "")
-    text = _cell(text)
-    # Quoted like OSWorld's table, so an empty or tab-like text stays one cell.
-    return '"' + text.replace('"', '""') + '"'
-
-
-def linearize_accessibility_tree(xml: str, *, screen: tuple[int, int] | None = None) -> str:
+def linearize_accessibility_tree(xml: str) -> str:
     """The table of kept nodes (header first). Unparsable XML gives just the header and a note."""
     try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as exc:
+        root = etree.fromstring(xml.encode("utf-8"), _PARSER)
+    except (etree.XMLSyntaxError, ValueError) as exc:
         return f"{HEADER}\n(the accessibility tree could not be read: {exc})"
     rows = [HEADER]
-    for element in root.iter():
-        if not _keep(element, screen):
+    for element in root.iter(etree.Element):  # elements only: no comments or processing instructions
+        if not _keep(element):
             continue
-        position = _pair(element.get(COMPONENT + "screencoord"))
-        size = _pair(element.get(COMPONENT + "size"))
-        assert position is not None and size is not None  # checked by _keep
         rows.append(
             "\t".join(
                 [
-                    _tag(element),
-                    _cell(element.get("name")),
-                    _text(element),
-                    _cell(element.get(ATTRIBUTES + "class") or element.get("class")),
-                    _cell(element.get(ATTRIBUTES + "description") or element.get("description")),
-                    f"({position[0]}, {position[1]})",
-                    f"({size[0]}, {size[1]})",
+                    element.tag,
+                    element.get("name", ""),
+                    _quoted(element.text) if element.text else '""',
+                    element.get(OSWORLD_ATTRIBUTES + "class", ""),
+                    element.get(OSWORLD_ATTRIBUTES + "description", ""),
+                    element.get(COMPONENT + "screencoord", ""),
+                    element.get(COMPONENT + "size", ""),
                 ]
             )
         )
@@ -125,22 +141,14 @@ def linearize_accessibility_tree(xml: str, *, screen: tuple[int, int] | None = N
 
 
 def trim_to_budget(table: str, max_tokens: int) -> str:
-    r"""Keep whole rows of ``table`` until about ``max_tokens`` tokens, then say how many were cut.
+    r"""Cut ``table`` after about ``max_tokens`` tokens and mark the cut, as OSWorld does.
 
-    >>> trimmed = trim_to_budget("h\n" + "\n".join(f"row {i}" for i in range(100)), 20)
-    >>> trimmed.splitlines()[-2:]
-    ['row 11', '[... 88 more rows cut to fit the token budget]']
+    >>> trim_to_budget("h\n" + "\n".join(f"row {i}" for i in range(100)), 5)[-12:]
+    'row 2\n[...]\n'
+    >>> trim_to_budget("short", 10)
+    'short'
     """
     budget = max_tokens * CHARS_PER_TOKEN
     if len(table) <= budget:
         return table
-    lines = table.split("\n")
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > budget and kept:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    cut = len(lines) - len(kept)
-    return "\n".join([*kept, f"[... {cut} more rows cut to fit the token budget]"])
+    return table[:budget] + TRIM_MARK

@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
@@ -58,16 +59,28 @@ class Agent(abc.ABC):
         kind: The same id; the runner records steps of the ``human`` kind as a person's.
         model_name: The model that acts, as result files name it.
         secrets: Strings that must never be written anywhere (the API key), for run store scrubbing.
+        call_user_tries: In unattended runs, how many ``call_user`` hand-backs count as a wait before the
+            episode fails (the profile's; an episode's config may override it).
     """
 
     name: str = "agent"
     kind: str = "agent"
     model_name: str | None = None
     secrets: tuple[str, ...] = ()
+    call_user_tries: int = 0
 
     def __init__(self) -> None:
         self.task: Task | None = None
         self.history: list[StepRecord] = []
+
+    @property
+    def wants_accessibility_tree(self) -> bool:
+        """Whether every observation must carry the accessibility tree."""
+        return False
+
+    def run_info(self) -> dict[str, Any]:
+        """What the run store's ``run.json`` keeps about this agent (its prompts and their hashes)."""
+        return {}
 
     def reset(self, task: Task | None = None) -> None:
         """Start a new episode of ``task``: forget the history."""
@@ -88,11 +101,6 @@ class Agent(abc.ABC):
         Raises:
             ModelError: If the model call failed (after the client's retries).
         """
-
-    @property
-    def wants_accessibility_tree(self) -> bool:
-        """Whether each observation must carry the accessibility tree (the runner asks the guest for it)."""
-        return False
 
     def record(self, step: StepRecord) -> None:
         """Append the step as it was executed (``step.executed``) to the history."""

@@ -15,6 +15,7 @@ Examples:
 from __future__ import annotations
 
 import base64
+import functools
 import io
 from dataclasses import dataclass, field
 from typing import Literal
@@ -41,7 +42,12 @@ class PreparedImage:
         return (self.width, self.height)
 
     def data_url(self) -> str:
-        """The image as a ``data:`` URL for an ``image_url`` content part."""
+        """The image as a ``data:`` URL for an ``image_url`` content part (made once, then reused)."""
+        return self._data_url
+
+    @functools.cached_property
+    def _data_url(self) -> str:
+        # History images go into every later request: their base64 is computed once.
         return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
 
 

@@ -43,9 +43,25 @@ class ModelAgent(Agent):
         self.profile = profile
         self.client = client or ModelClient.from_profile(profile, api_key=api_key)
         self.model_name = profile.model
+        self.call_user_tries = profile.call_user_tries
+        # Which prompts the requests use; agents that can send OSWorld's own say so here.
+        self.prompt_info: dict[str, Any] = {"source": "own", "faithful": False}
         self.secrets = (api_key,) if api_key else ()
         # Screenshots already encoded for earlier steps, by step index, so history costs no re-encoding.
         self._images: dict[int, PreparedImage] = {}
+
+    def run_info(self) -> dict[str, Any]:
+        """The prompts sent (``prompt``: source, hashes, whether OSWorld's own) and the profile's setup."""
+        return {
+            "prompt": dict(self.prompt_info),
+            "agent_setup": {
+                "preset": self.profile.preset,
+                "coordinate_mode": self.profile.coordinate_mode,
+                "screenshot_size": self.profile.screenshot_size,
+                "history_window": self.profile.history_window,
+                "call_user_tries": self.profile.call_user_tries,
+            },
+        }
 
     def reset(self, task: Any = None) -> None:
         """Start a new episode: forget the history and its images."""
@@ -94,6 +110,7 @@ class ModelAgent(Agent):
             temperature=self.profile.temperature,
             top_p=self.profile.top_p,
             max_tokens=self.profile.max_tokens,
+            frequency_penalty=self.profile.frequency_penalty,
             logprobs=self.profile.logprobs,
             on_token=on_token,
         )

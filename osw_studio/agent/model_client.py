@@ -216,6 +216,7 @@ class ModelClient:
         temperature: float | None = None,
         top_p: float | None = None,
         max_tokens: int | None = None,
+        frequency_penalty: float | None = None,
         logprobs: bool = False,
         top_logprobs: int = 5,
         on_token: TokenCallback | None = None,
@@ -242,6 +243,8 @@ class ModelClient:
             params["top_p"] = top_p
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
+        if frequency_penalty is not None:
+            params["frequency_penalty"] = frequency_penalty
         if logprobs:
             params["logprobs"] = True
             if top_logprobs:

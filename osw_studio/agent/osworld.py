@@ -2,34 +2,108 @@
 
 Observation types: ``screenshot``, ``a11y_tree`` (the accessibility tree as OSWorld's table) or
 ``screenshot_a11y_tree``; action spaces: ``pyautogui`` (Python code) or ``computer_13`` (JSON actions).
-The system prompt states the task; each step is a user turn with the observation and an assistant turn
-with the reply. The last ``history_window`` turns are kept; a turn a person edited shows what actually
-ran, written in the same action language.
+
+The request has the shape of OSWorld's ``PromptAgent.predict``: a system message (the prompt, then the
+task), then for each of the last ``history_window`` steps a user turn with that step's observation (its
+screenshot and/or its accessibility table, as sent then) and an assistant turn with the reply, then the
+current observation; every content is a list of parts and images carry ``"detail": "high"``. With
+``prompts: reference`` the texts are OSWorld's own, read from its installed package
+(:mod:`osw_studio.agent.reference`); otherwise they are OSW Studio's templates, which also tell the model
+the size of the image it is shown. A turn a person edited shows what actually ran, written in the same
+action language.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from typing import Any
 
 from osw_studio.actions import CoordinateSpace, parse_reply, render_computer13, render_pyautogui
 from osw_studio.agent.a11y import linearize_accessibility_tree, trim_to_budget
 from osw_studio.agent.base import Prediction, TokenCallback
-from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
+from osw_studio.agent.images import PreparedImage
+from osw_studio.agent.model_agent import Message, ModelAgent, text_part
+from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
+from osw_studio.agent.reference import PromptAgentTexts, ReferencePrompt, prompt_agent_texts, reference_prompt
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
+from osw_studio.settings.model import ResolvedProfile
+
+log = logging.getLogger(__name__)
+
+CLIENT_PASSWORD = "password"
+"""The guest user's password the prompt offers for sudo (OSWorld's VMs and ours use this one)."""
 
 A11Y_MAX_TOKENS = 10_000
 """Token budget of the accessibility table in one turn (OSWorld's default)."""
 
+_PROMPT_NAMES = {
+    ("screenshot", "pyautogui"): "SYS_PROMPT_IN_SCREENSHOT_OUT_CODE",
+    ("screenshot", "computer_13"): "SYS_PROMPT_IN_SCREENSHOT_OUT_ACTION",
+    ("a11y_tree", "pyautogui"): "SYS_PROMPT_IN_A11Y_OUT_CODE",
+    ("a11y_tree", "computer_13"): "SYS_PROMPT_IN_A11Y_OUT_ACTION",
+    ("screenshot_a11y_tree", "pyautogui"): "SYS_PROMPT_IN_BOTH_OUT_CODE",
+    ("screenshot_a11y_tree", "computer_13"): "SYS_PROMPT_IN_BOTH_OUT_ACTION",
+}
+"""OSWorld's system prompt for each (observation type, action space)."""
+
+
+def hd_image_part(image: PreparedImage) -> dict[str, Any]:
+    """An ``image_url`` part as OSWorld's PromptAgent sends it (``detail: high``)."""
+    return {"type": "image_url", "image_url": {"url": image.data_url(), "detail": "high"}}
+
 
 class OSWorldAgent(ModelAgent):
-    """OSWorld's prompt agent (see the module docs)."""
+    """OSWorld's prompt agent (see the module docs).
+
+    Attributes:
+        prompt_info: Which prompts the requests use: ``source`` (``own`` or the reference's module and
+            names), ``sha256`` of their text and ``faithful`` (whether they are OSWorld's own).
+    """
 
     name = kind = "osworld"
+
+    def __init__(
+        self, profile: ResolvedProfile, *, client: ModelClient | None = None, api_key: str | None = None
+    ) -> None:
+        super().__init__(profile, client=client, api_key=api_key)
+        self._trees: dict[int, str | None] = {}
+        self._system: ReferencePrompt | None = None
+        self._texts: PromptAgentTexts | None = None
+        if profile.prompts == "reference":
+            self._load_reference()
+
+    def _load_reference(self) -> None:
+        name = _PROMPT_NAMES[(self.observation_type, self.action_space)]
+        system = reference_prompt("mm_agents/prompts.py", name)
+        texts = prompt_agent_texts()
+        if system is None or texts is None:
+            log.warning(
+                "profile %s asks for OSWorld's prompts but desktop-env is not installed; "
+                "using OSW Studio's own (not leaderboard-faithful)",
+                self.profile.name,
+            )
+            self.prompt_info = {
+                "source": "own",
+                "faithful": False,
+                "reason": "desktop-env is not installed (pip install --no-deps desktop-env==1.0.2)",
+            }
+            return
+        self._system, self._texts = system, texts
+        self.prompt_info = {
+            "source": f"{system.source}; {texts.source}",
+            "sha256": {"system": system.sha256, "turns": texts.sha256},
+            "faithful": True,
+        }
+
+    def reset(self, task: Any = None) -> None:
+        """Start a new episode: forget the history, its images and its tables."""
+        super().reset(task)
+        self._trees = {}
 
     @property
     def observation_type(self) -> str:
@@ -46,9 +120,15 @@ class OSWorldAgent(ModelAgent):
         """Whether observations must carry the accessibility tree."""
         return "a11y_tree" in self.observation_type
 
-    def system_prompt(self, instruction: str, screen: tuple[int, int]) -> str:
-        """The system message for ``instruction`` on a screen of ``screen`` size."""
-        size = {"screen_width": screen[0], "screen_height": screen[1]}
+    def system_prompt(self, instruction: str, frame: tuple[int, int]) -> str:
+        """The system message for ``instruction``; ``frame`` is the size of the image the model sees."""
+        if self._system is not None and self._texts is not None:
+            # OSWorld formats the prompt with its password; its computer_13 prompts hold JSON braces that
+            # make that format raise (PromptAgent cannot be built in those modes), so the placeholder is
+            # replaced alone: the same text where OSWorld's works, the prompt as written where it fails.
+            system = self._system.text.replace("{CLIENT_PASSWORD}", CLIENT_PASSWORD)
+            return system + self._texts.task.format(instruction)
+        size = {"screen_width": frame[0], "screen_height": frame[1]}
         return render_prompt(
             "osworld_system",
             observation=render_prompt(f"osworld_observation_{self.observation_type}"),
@@ -57,31 +137,38 @@ class OSWorldAgent(ModelAgent):
             **size,
         )
 
-    def user_turn(self, observation: Observation | None, tree: str | None, image: Any) -> Message:
+    def user_turn(self, tree: str | None, image: PreparedImage | None) -> Message:
         """The user message of one step."""
-        text = render_prompt(f"osworld_step_{self.observation_type}", accessibility_tree=tree or "")
+        if self._texts is not None:
+            template = self._texts.steps[self.observation_type]
+            text = template.format(tree) if "a11y_tree" in self.observation_type else template
+        else:
+            text = render_prompt(f"osworld_step_{self.observation_type}", accessibility_tree=tree or "")
         content: list[dict[str, Any]] = [text_part(text)]
         if "screenshot" in self.observation_type and image is not None:
-            content.append(image_part(image))
+            content.append(hd_image_part(image))
         return {"role": "user", "content": content}
 
     def assistant_turn(self, step: StepRecord, space: CoordinateSpace) -> Message:
         """The reply at ``step``, or what actually ran (in this action language) when a person changed it."""
-        text = step.response or ""
+        text = (step.response or "").strip()
         if step.executed != step.proposed or not text:
             with contextlib.suppress(ActionParseError):
-                if self.action_space == "computer_13":
-                    text = render_computer13(step.executed, space)
-                else:
-                    text = f"```python\n{render_pyautogui(step.executed, space)}\n```"
-        return {"role": "assistant", "content": text or "(no action)"}
+                if step.executed:
+                    if self.action_space == "computer_13":
+                        text = render_computer13(step.executed, space, fenced=True)
+                    else:
+                        text = f"```python\n{render_pyautogui(step.executed, space)}\n```"
+        if not text:
+            text = self._texts.no_action if self._texts is not None else "(no action)"
+        return {"role": "assistant", "content": [text_part(text)]}
 
     def _tree(self, observation: Observation) -> str | None:
         if not self.wants_accessibility_tree:
             return None
         if not observation.accessibility_tree:
             return "(no accessibility tree was available)"
-        table = linearize_accessibility_tree(observation.accessibility_tree, screen=observation.size)
+        table = linearize_accessibility_tree(observation.accessibility_tree)
         return trim_to_budget(table, A11Y_MAX_TOKENS)
 
     async def predict(
@@ -91,26 +178,31 @@ class OSWorldAgent(ModelAgent):
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         image = await self.prepare(observation) if "screenshot" in self.observation_type else None
-        size = image.size if image is not None else observation.size
-        space = self.coordinate_space(observation.size, size)
-        messages: list[Message] = [
-            {"role": "system", "content": self.system_prompt(instruction, observation.size)}
-        ]
-        window = self.profile.history_window
-        start = max(0, len(self.history) - window)
-        for index in range(start, len(self.history)):
-            step = self.history[index]
-            past_tree = (
-                None
-                if not self.wants_accessibility_tree
-                else "(accessibility tree of an earlier step, omitted)"
-            )
-            messages.append(self.user_turn(None, past_tree, self.history_image(index)))
-            messages.append(self.assistant_turn(step, space))
-        messages.append(self.user_turn(observation, self._tree(observation), image))
-        if image is not None:
-            self.remember_image(image)
+        prepared = time.perf_counter()
+        messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
+        timings["build"] = time.perf_counter() - prepared
         reply = await self.ask(messages, on_token, timings)
         fmt = "computer13" if self.action_space == "computer_13" else "pyautogui"
         return self.prediction(reply, space, lambda text: parse_reply(text, fmt, space), timings)
+
+    def build_messages(
+        self, instruction: str, observation: Observation, image: PreparedImage | None
+    ) -> tuple[list[Message], CoordinateSpace]:
+        """The request's messages for this step (and the frame of the reply), remembering what is sent."""
+        size = image.size if image is not None else observation.size
+        space = self.coordinate_space(observation.size, size)
+        messages: list[Message] = [
+            {"role": "system", "content": [text_part(self.system_prompt(instruction, size))]}
+        ]
+        window = self.profile.history_window
+        start = max(0, len(self.history) - window) if window > 0 else len(self.history)
+        for index in range(start, len(self.history)):
+            messages.append(self.user_turn(self._trees.get(index + 1), self.history_image(index)))
+            messages.append(self.assistant_turn(self.history[index], space))
+        tree = self._tree(observation)
+        messages.append(self.user_turn(tree, image))
+        if image is not None:
+            self.remember_image(image)
+        self._trees[len(self.history) + 1] = tree
+        return messages, space

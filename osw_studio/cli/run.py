@@ -239,6 +239,7 @@ class _Printer:
         episode.error_raised.connect(self._on_error_raised)
         if approve:
             episode.step_proposed.connect(self._on_step_proposed)
+            episode.help_requested.connect(self._on_help_requested)
         if episode.agent.kind == "human":
             episode.state_changed.connect(self._on_state_changed)
 
@@ -278,6 +279,19 @@ class _Printer:
 
     def _on_step_proposed(self, proposal: Proposal) -> None:
         self._spawn(self._ask(proposal))
+
+    def _on_help_requested(self, message: str) -> None:
+        self._spawn(self._ask_help(message))
+
+    async def _ask_help(self, message: str) -> None:
+        """The agent handed back (``call_user``): the person acts, then resumes or stops the run."""
+        shown = "".join(c if c.isprintable() else "?" for c in _shorten(message)) or "(no message)"
+        print(f"         the agent asks for your help: {shown}")
+        answer = await self._terminal.read_line("         [Enter] resume when done, q stop: ")
+        if answer is None or answer.strip().lower() in ("q", "quit", "stop"):
+            self.episode.stop()
+        else:
+            self.episode.resume()
 
     def _on_state_changed(self, new: str, old: str) -> None:
         if new == "predicting":

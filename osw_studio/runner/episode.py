@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from psygnal import Signal
 
-from osw_studio.core.actions import Action, CallUser, Wait
+from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.errors import GuestError, ModelError, OswError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import EpisodeResult, StepRecord, StepSource, Verdict
@@ -102,6 +102,7 @@ class Episode:
     takeover_changed = Signal(bool)
     episode_finished = Signal(object)
     error_raised = Signal(object)
+    help_requested = Signal(str)
 
     def __init__(
         self,
@@ -143,6 +144,7 @@ class Episode:
         self.model_error: ModelError | None = None
         """The failed model call the episode holds at (``hold_on_model_error``), until a retry."""
         self._retry = False
+        self._call_users = 0
 
     # --- read-only state ----------------------------------------------------------------------------
 
@@ -361,6 +363,8 @@ class Episode:
         self._set_state(EpisodeState.OBSERVING)  # the reset ends with an observation
         self.observation_taken.emit(first)
         observation: Observation | None = first
+        if self._wants_tree and first.accessibility_tree is None:
+            observation = None  # the reset's observation has no tree: step 1 observes again with one
         while self._agent_steps < self.config.max_steps:
             if await self._hold():
                 observation = None  # the screen may have changed while the episode was held
@@ -413,7 +417,7 @@ class Episode:
         self._set_state(EpisodeState.GATING)
         self.step_proposed.emit(proposal)
         t0 = time.perf_counter()
-        decision = await self._gate(proposal, takeovers)
+        decision = self._hand_back(await self._gate(proposal, takeovers))
         timings["gate"] = time.perf_counter() - t0
         self.step_index += 1
         self._agent_steps += 1
@@ -451,9 +455,35 @@ class Episode:
         if self._step_once:
             self._step_once = False
             self._set_paused(True)
-        if any(isinstance(a, CallUser) for a in decision.actions):
+        hand_back = next((a for a in decision.actions if isinstance(a, CallUser)), None)
+        if hand_back is not None:  # only attended episodes keep a call_user (see _hand_back)
             self._set_paused(True)
+            self.help_requested.emit(hand_back.message or "")
         return any(a.is_terminal for a in decision.actions)
+
+    def _hand_back(self, decision: _Decision) -> _Decision:
+        """An unattended ``call_user`` becomes a wait, or after the agent's tries a fail: never a hang."""
+        if self.config.is_attended or not any(isinstance(a, CallUser) for a in decision.actions):
+            return decision
+        tries = self.config.call_user_tries
+        tries = self.agent.call_user_tries if tries is None else tries
+        self._call_users += 1
+        if self._call_users <= tries:
+            note = f"call_user {self._call_users} of {tries} taken as a wait: no one attends this run"
+            replacement: Action = Wait()
+        else:
+            note = f"call_user after {tries} allowed: the task fails, as no one attends this run"
+            replacement = Fail(message="the agent asked for help; no one attends this run")
+        actions = [replacement if isinstance(a, CallUser) else a for a in decision.actions]
+        if isinstance(replacement, Fail):
+            actions = actions[: actions.index(replacement) + 1]
+        return _Decision(
+            decision.verdict, actions, note=note if decision.note is None else f"{decision.note}; {note}"
+        )
+
+    @property
+    def _wants_tree(self) -> bool:
+        return self.config.observe_accessibility or self.agent.wants_accessibility_tree
 
     def _agent_source(self) -> StepSource:
         return "human" if getattr(self.agent, "kind", None) == "human" else "agent"
@@ -519,7 +549,7 @@ class Episode:
         await self._wake.wait()
 
     async def _observe(self) -> Observation:
-        return await self.env.observe(accessibility_tree=self.config.observe_accessibility)
+        return await self.env.observe(accessibility_tree=self._wants_tree)
 
     async def _execute(self, actions: Sequence[Action], timings: dict[str, float]) -> None:
         """Run ``actions`` in order (``wait`` sleeps here), then wait for the screen to settle."""

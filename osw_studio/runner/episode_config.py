@@ -61,9 +61,14 @@ class EpisodeConfig:
         phase_timeouts: Seconds per phase (``reset``, ``observe``, ``predict``, ``execute``,
             ``evaluate``); missing phases use :data:`DEFAULT_PHASE_TIMEOUTS`.
         settle: The wait for a stable screen after each action.
-        observe_accessibility: Whether to grab the accessibility tree with each observation.
+        observe_accessibility: Whether to grab the accessibility tree with each observation (also done
+            whenever the agent wants it).
         hold_on_model_error: A failed model call pauses the episode until a person retries it
             (:meth:`Episode.retry_model_call`) or stops, instead of ending it in error (the app's way).
+        attended: Whether a person is there to answer a ``call_user`` (the app, ``--approve``); None: only
+            in approve mode. An attended episode pauses and asks; an unattended one never waits for anyone.
+        call_user_tries: Unattended, how many ``call_user`` hand-backs count as a wait before the episode
+            fails (0: the first fails, as DART-GUI does; UI-TARS in OSWorld: 3). None: the agent's own.
     """
 
     max_steps: int = 30
@@ -72,6 +77,13 @@ class EpisodeConfig:
     settle: SettlePolicy = field(default_factory=SettlePolicy)
     observe_accessibility: bool = False
     hold_on_model_error: bool = False
+    attended: bool | None = None
+    call_user_tries: int | None = None
+
+    @property
+    def is_attended(self) -> bool:
+        """Whether a person answers hand-backs (see ``attended``)."""
+        return self.mode == "approve" if self.attended is None else self.attended
 
     def timeout(self, phase: str) -> float:
         """Seconds allowed for ``phase``."""

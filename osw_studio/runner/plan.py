@@ -99,6 +99,7 @@ def plan_recipe(
     secrets: Sequence[str] = (),
     agent_factory: AgentFactory | None = None,
     hold_on_model_error: bool = False,
+    attended: bool | None = None,
 ) -> RunRecipe:
     """Read the settings for a session of runs.
 
@@ -113,6 +114,8 @@ def plan_recipe(
         secrets: More values no run store may hold (guest tokens).
         agent_factory: Builds agents instead of the agent registry (the app's tests script them).
         hold_on_model_error: A failed model call waits for a person's retry instead of ending the run.
+        attended: Whether a person answers the agent's ``call_user`` (the app: yes; ``--approve``: by
+            default, as approve mode; a suite: never).
 
     Raises:
         SettingsError: If the profile or the agent kind is unknown.
@@ -131,6 +134,7 @@ def plan_recipe(
         max_steps=max_steps or settings.evaluation.max_steps,
         mode=mode,
         hold_on_model_error=hold_on_model_error,
+        attended=attended,
     )
     run_meta = {
         "provider": provider,
@@ -194,6 +198,7 @@ def plan_episode(
             screen_size=env.screen_size,
             secrets=(*recipe.secrets, *agent.secrets),
             **meta,
+            **agent.run_info(),
         )
     return Episode(
         entry.task,

@@ -55,6 +55,9 @@ DEFAULT_PROFILE = "default"
 ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
+PromptSource = Literal["own", "reference"]
+"""Where prompt text comes from: ``own`` (OSW Studio's templates) or ``reference`` (read at run time from
+OSWorld's installed ``desktop-env`` package, for leaderboard-faithful requests)."""
 ProviderKind = Literal["local", "remote", "docker"]
 NetworkMode = Literal["none", "outbound"]
 """What the local sandbox's guest may reach: nothing, or the internet (never this machine's loopback)."""
@@ -224,6 +227,11 @@ class Profile(_Section):
         screenshot_size: Resize screenshots to this ``(width, height)`` before sending (none: as is).
         image_format: ``png`` or ``jpeg`` for screenshots sent to the model.
         logprobs: Ask the endpoint for per-token logprobs (and compute a step entropy).
+        preset: A built-in model setup (:data:`PRESETS`) whose values fill the fields left unset.
+        frequency_penalty: Sent with each request when set (OSWorld's UI-TARS agent sends 1).
+        prompts: ``own`` prompts, or ``reference``: OSWorld's own, read from its installed package.
+        call_user_tries: In unattended runs, how many ``call_user`` hand-backs count as a wait before the
+            episode fails (UI-TARS: 3; 0 fails at the first); attended runs ask the person instead.
     """
 
     base_url: str | None = None
@@ -243,11 +251,22 @@ class Profile(_Section):
     screenshot_size: tuple[int, int] | None = None
     image_format: Literal["png", "jpeg"] | None = None
     logprobs: bool = False
+    preset: str | None = None
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    prompts: PromptSource | None = None
+    call_user_tries: int | None = Field(default=None, ge=0, le=100)
 
     @field_validator("base_url")
     @classmethod
     def _normalize(cls, value: str | None) -> str | None:
         return None if value is None else _base_url(value)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRESETS:
+            raise ValueError(f"unknown preset {value!r}; one of {', '.join(PRESETS)}")
+        return value
 
     @field_validator("coordinate_mode", mode="before")
     @classmethod
@@ -287,6 +306,37 @@ class ResolvedProfile(BaseModel):
     screenshot_size: tuple[int, int] | None = None
     image_format: Literal["png", "jpeg"] = "png"
     logprobs: bool = False
+    preset: str | None = None
+    frequency_penalty: float | None = None
+    prompts: PromptSource = "own"
+    call_user_tries: int = 0
+
+
+PRESETS: dict[str, Profile] = {
+    # OSWorld's PromptAgent (mm_agents/agent.py) with its class defaults: GPT-4o and other API models.
+    "osworld": Profile(
+        agent="osworld", coordinate_mode="abs", history_window=3, temperature=0.5, top_p=0.9,
+        max_tokens=1500, prompts="reference",
+    ),
+    # UI-TARS-1.5 through OSWorld's mm_agents/uitars15_v1.py (model_type qwen25vl, infer_mode
+    # qwen25vl_normal) with its run script's defaults.
+    "uitars-1.5": Profile(
+        agent="uitars", coordinate_mode="smart", history_window=5, temperature=1.0, top_p=0.9,
+        max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
+    ),
+    # DART-GUI-7B is run in OSWorld through the same agent with --model_type qwen25vl: its numbers are
+    # pixels of the smart-resized screenshot, not 0-1000. DART's own runner fails at a call_user.
+    "dart-gui-7b": Profile(
+        agent="uitars", coordinate_mode="smart", history_window=5, temperature=1.0, top_p=0.9,
+        max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
+    ),
+    # UI-TARS 1.0 and Qwen2-VL models write 0-1000 on both axes (model_type qwen2vl).
+    "uitars-1.0": Profile(
+        agent="uitars", coordinate_mode="rel1000", history_window=5, temperature=1.0, top_p=0.9,
+        max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
+    ),
+}  # fmt: skip
+"""Built-in model setups a profile names with ``preset``; the profile's own values win."""
 
 
 class Settings(BaseModel):
@@ -372,6 +422,10 @@ class Settings(BaseModel):
         else:
             known = ", ".join(self.profile_names)
             raise SettingsError(f"no profile named {name!r}", hint=f"known profiles: {known}")
+        if profile.preset is not None:
+            base = PRESETS[profile.preset]
+            own = {name: getattr(profile, name) for name in profile.model_fields_set}
+            profile = base.model_copy(update=own)
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
         default_mode: CoordinateMode = "smart" if agent == "uitars" else "abs"
@@ -397,6 +451,10 @@ class Settings(BaseModel):
             screenshot_size=profile.screenshot_size,
             image_format=profile.image_format or "png",
             logprobs=profile.logprobs,
+            preset=profile.preset,
+            frequency_penalty=profile.frequency_penalty,
+            prompts=profile.prompts or "own",
+            call_user_tries=_pick(profile.call_user_tries, 0),
         )
 
 

@@ -128,6 +128,7 @@ class Services:
             api_key=self.session_key,
             agent_factory=self.agent_factory,
             hold_on_model_error=True,  # a person is there to retry (Run › Retry model call)
+            attended=True,  # and to answer a call_user, even in auto mode
         )
         agent = recipe.make_agent(entry)
         try:

@@ -30,9 +30,10 @@ A11Y = (
     '<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
     'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">'
     '<frame name="Editor" st:showing="true" st:visible="true" cp:screencoord="(0, 0)" cp:size="(1920, 1080)">'
-    '<push-button name="Save" st:showing="true" st:visible="true" '
+    '<push-button name="Save" st:showing="true" st:visible="true" st:enabled="true" '
     'cp:screencoord="(100, 40)" cp:size="(60, 24)"/>'
-    '<text st:showing="true" st:visible="true" cp:screencoord="(0, 100)" cp:size="(800, 20)">Hello</text>'
+    '<text st:showing="true" st:visible="true" st:enabled="true" cp:screencoord="(0, 100)" '
+    'cp:size="(800, 20)">Hello</text>'
     "</frame></desktop-frame>"
 )
 
@@ -90,9 +91,10 @@ async def test_osworld_screenshot_pyautogui(openai_server: FakeOpenAIServer) -> 
     assert prediction.usage is not None and prediction.latency > 0
     sent = openai_server.chat_requests[0].json
     assert sent["temperature"] == 0.1 and sent["messages"][0]["role"] == "system"
-    system = sent["messages"][0]["content"]
-    assert "You are asked to complete the following task: Save the file" in system
-    assert "pyautogui" in system and "1920 pixels wide" in system and "$" not in system
+    system = text_of(sent["messages"][0])
+    assert "Save the file" in system
+    assert "pyautogui" in system and "$" not in system
+    assert "1280 pixels wide" in system, "the model is told the size of the image it sees"
     assert images_in(sent) == [(1280, 720)]
 
 
@@ -114,8 +116,8 @@ async def test_osworld_history_shows_what_actually_ran(openai_server: FakeOpenAI
     messages = openai_server.chat_requests[-1].json["messages"]
     roles = [m["role"] for m in messages]
     assert roles == ["system", "user", "assistant", "user", "assistant", "user"], "the last 2 turns, then now"
-    assert "ctrl" in messages[2]["content"] and "step 2" not in messages[2]["content"], "the person's edit"
-    assert messages[4]["content"].startswith("step 3")
+    assert "ctrl" in text_of(messages[2]) and "step 2" not in text_of(messages[2]), "the person's edit"
+    assert text_of(messages[4]).startswith("step 3")
     assert len(images_in(openai_server.chat_requests[-1].json)) == 3
 
 
@@ -133,8 +135,9 @@ async def test_osworld_accessibility_tree_and_computer_13(openai_server: FakeOpe
     step = text_of(sent["messages"][-1])
     assert "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)" in step
     assert 'push-button\tSave\t""\t\t\t(100, 40)\t(60, 24)' in step
-    assert 'text\t\t"Hello"' in step
-    assert "CLICK" in sent["messages"][0]["content"] and "computer_13" not in sent["messages"][0]["content"]
+    assert "text\t\tHello\t" in step, "text unquoted unless it holds a quote, as OSWorld writes it"
+    system = text_of(sent["messages"][0])
+    assert "CLICK" in system and "computer_13" not in system
 
 
 async def test_an_unparsable_reply_is_a_step_error_not_a_crash(openai_server: FakeOpenAIServer) -> None:
@@ -168,12 +171,12 @@ async def test_uitars_smart_resize_and_five_screenshots(openai_server: FakeOpenA
                                 proposed=prediction.actions, executed=executed))  # fmt: skip
     await agent.aclose()
     last = openai_server.chat_requests[-1].json
-    assert images_in(last) == [(1932, 1092)] * 5, (
-        "four history screenshots and the current one, smart-resized"
+    assert images_in(last) == [(1920, 1080)] * 5, (
+        "four history screenshots and the current one, as grabbed (the model smart-resizes them)"
     )
     prompt = text_of(last["messages"][1])
     assert "## User Instruction\nOpen the menu" in prompt and "Use English in `Thought` part." in prompt
-    assistants = [m["content"] for m in last["messages"] if m["role"] == "assistant"]
+    assistants = [text_of(m) for m in last["messages"] if m["role"] == "assistant"]
     assert len(assistants) == 6
     assert "type(content='hello\\n')" in assistants[5], "the person's typing replaced the proposal"
 

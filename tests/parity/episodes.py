@@ -1,0 +1,152 @@
+"""Scripted episodes for the agents' differential tests: screens, accessibility trees, replies, comparisons.
+
+The same episode goes through OSWorld's agent (in the reference worker, its model call intercepted where
+the payload is sent) and through ours (against the OpenAI-compatible test server on 127.0.0.1). Requests
+are compared after :func:`normalise`: text equal after whitespace normalisation; images in the same
+number and order, with the same size, format, pixels and ``detail``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from tests.parity.reference import Reference
+
+SAMPLING = ("model", "temperature", "top_p", "max_tokens", "frequency_penalty", "top_k", "presence_penalty")
+"""Request keys that change what the model does (streaming and transport keys are not compared)."""
+
+STUBS = (
+    "dashscope",
+    "google.generativeai",
+    "google.api_core.exceptions",
+    "groq",
+    "dotenv",
+    "openai",
+    "loguru",
+)
+"""Model SDKs OSWorld's agent modules import at the top but the compared code never calls."""
+
+# tiktoken downloads its tables at run time, which tests cannot do: the reference counts tokens of four
+# characters instead, which is what our own budget estimate counts, so the cut itself is compared.
+FAKE_TIKTOKEN = """
+import sys, types
+class _Encoding:
+    def encode(self, text):
+        return [text[i:i + 4] for i in range(0, len(text), 4)]
+    def decode(self, tokens):
+        return "".join(tokens)
+_tiktoken = types.ModuleType("tiktoken")
+_tiktoken.encoding_for_model = lambda name: _Encoding()
+sys.modules["tiktoken"] = _tiktoken
+"""
+
+
+def screen(step: int, size: tuple[int, int] = (1920, 1080)) -> bytes:
+    """A distinct screenshot per step (PNG): a window, a button and the step's mark."""
+    image = Image.new("RGB", size, (30 + step * 20, 60, 110))
+    draw = ImageDraw.Draw(image)
+    w, h = size
+    draw.rectangle((w // 8, h // 8, w * 7 // 8, h * 7 // 8), fill=(235, 235, 235))
+    draw.rectangle((w // 2 - 60, h // 2 - 20, w // 2 + 60, h // 2 + 20), fill=(40, 120, 200))
+    draw.text((w // 8 + 10, h // 8 + 10), f"step {step}", fill=(0, 0, 0))
+    buf = io.BytesIO()
+    image.save(buf, "PNG")
+    return buf.getvalue()
+
+
+NS = (
+    'xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
+    'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component" '
+    'xmlns:attr="https://accessibility.ubuntu.example.org/ns/attributes" '
+    'xmlns:wattr="https://accessibility.windows.example.org/ns/attributes"'
+)
+SHOWN = 'st:showing="true" st:visible="true"'
+
+
+def tree(step: int, extra_rows: int = 0) -> str:
+    """An accessibility tree with the cases OSWorld's table treats specially."""
+    rows = [
+        f'<push-button name="Save {step}" {SHOWN} st:enabled="true" cp:screencoord="(900, 520)" '
+        'cp:size="(120, 40)" attr:class="btn"/>',
+        # quotes in the text are doubled and the cell quoted; tabs and newlines stay as they are
+        f'<label name="Status" {SHOWN} st:enabled="true" cp:screencoord="(10, 1000)" cp:size="(300, 20)">'
+        'Saved "report.odt"\tat\n10:00</label>',
+        # expandable but not enabled: kept
+        f'<menu-item name="File" {SHOWN} st:expandable="true" cp:screencoord="(0, 0)" cp:size="(40, 20)"/>',
+        # not enabled, editable, expandable or checkable: dropped
+        f'<push-button name="Disabled" {SHOWN} cp:screencoord="(50, 50)" cp:size="(40, 20)"/>',
+        # off the screen to the left: dropped; empty size: dropped
+        f'<push-button name="Off" {SHOWN} st:enabled="true" cp:screencoord="(-5, 50)" cp:size="(40, 20)"/>',
+        f'<push-button name="Flat" {SHOWN} st:enabled="true" cp:screencoord="(5, 50)" cp:size="(0, 20)"/>',
+        # no name and no text: dropped; text only: kept
+        f'<entry name="" {SHOWN} st:editable="true" cp:screencoord="(300, 300)" cp:size="(200, 30)"/>',
+        f'<paragraph {SHOWN} st:enabled="true" cp:screencoord="(300, 400)" cp:size="(600, 30)">'
+        "Plain text</paragraph>",
+        # class and description in the Windows attribute namespace (read by OSWorld on Ubuntu too)
+        f'<table-cell name="A1" {SHOWN} st:enabled="true" cp:screencoord="(100, 200)" cp:size="(80, 20)" '
+        'wattr:class="cell" wattr:description="first cell">42</table-cell>',
+        # a tag kept by its ending (textarea) and one kept by name (document-frame)
+        f'<sheet-textarea name="Notes" {SHOWN} st:editable="true" cp:screencoord="(0, 600)" '
+        'cp:size="(500, 100)"/>',
+        f'<document-frame name="Doc" {SHOWN} st:enabled="true" cp:screencoord="(0, 30)" '
+        'cp:size="(1920, 1000)"/>',
+        # hidden: dropped
+        '<push-button name="Hidden" st:showing="false" st:visible="true" st:enabled="true" '
+        'cp:screencoord="(1, 1)" cp:size="(10, 10)"/>',
+    ]
+    rows += [
+        f'<list-item name="Row {i} of a long list" {SHOWN} st:enabled="true" '
+        f'cp:screencoord="({i % 1900}, {i % 1000})" cp:size="(200, 18)">item {i}</list-item>'
+        for i in range(extra_rows)
+    ]
+    return f'<desktop-frame {NS} name="main"><frame name="Editor">{"".join(rows)}</frame></desktop-frame>'
+
+
+def site_packages(reference: Reference) -> Path:
+    """The reference environment's folder that holds ``mm_agents``."""
+    path = reference.exec("result = load('mm_agents.prompts').__file__")
+    return Path(path).parent.parent
+
+
+def normalise(messages: list[dict[str, Any]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """Messages as (role, parts): text with whitespace collapsed; images as format, size, pixels, detail."""
+    out = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        parts: list[tuple[Any, ...]] = []
+        for part in content:
+            if part["type"] == "text":
+                parts.append(("text", " ".join(part["text"].split())))
+                continue
+            url = part["image_url"]["url"]
+            head, data = url.split(",", 1)
+            with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+                pixels = hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()[:16]
+                parts.append(
+                    ("image", head, image.format, image.size, pixels, part["image_url"].get("detail"))
+                )
+        out.append((message["role"], parts))
+    return out
+
+
+def first_difference(ours: list[Any], theirs: list[Any]) -> str:
+    """Where two normalised requests first differ, for the assertion message."""
+    if len(ours) != len(theirs):
+        return f"{len(ours)} messages here, {len(theirs)} in the reference"
+    for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        if a != b:
+            return f"message {index}:\n  ours:      {str(a)[:1500]}\n  reference: {str(b)[:1500]}"
+    return "no difference"
+
+
+def sampling(request: dict[str, Any]) -> dict[str, Any]:
+    """The request's sampling parameters."""
+    return {key: request[key] for key in SAMPLING if key in request}
