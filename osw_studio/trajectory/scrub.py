@@ -94,6 +94,11 @@ class Scrubber:
         self._typed = [re.compile(p) if isinstance(p, str) else p for p in typed_patterns]
         self.replacement = replacement
 
+    @property
+    def typed_patterns(self) -> list[re.Pattern[str]]:
+        """The typed-text patterns in force."""
+        return list(self._typed)
+
     def text(self, value: str) -> str:
         """``value`` with known secrets and key-shaped substrings redacted."""
         if len(value) < 8:
@@ -130,4 +135,11 @@ class Scrubber:
                 for action in data.get(key) or []:
                     if action.get("kind") == "typing":
                         action["text"] = self.typed(action["text"])
+            for message in (data.get("request") or {}).get("messages") or []:
+                # The request repeats the replies (and the text typed) of earlier steps.
+                if isinstance(message.get("content"), str):
+                    message["content"] = self.typed(message["content"])
+                for part in message.get("content") if isinstance(message.get("content"), list) else []:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        part["text"] = self.typed(part["text"])
         return StepRecord.model_validate(self.data(data))

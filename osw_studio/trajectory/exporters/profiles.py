@@ -13,7 +13,7 @@ Examples:
     ```python
     pyautogui.click(960, 540)
     ```
-    >>> print(PROFILES["opencua"].render([Click(x=960, y=540)], PROFILES["opencua"].space((1920, 1080))))
+    >>> print(PROFILES["opencua"].render([Click(x=960, y=540)], PROFILES["opencua"].space((1920, 1080)), ""))
     ```python
     pyautogui.click(0.5, 0.5)
     ```
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from osw_studio.actions.coords import CoordinateSpace, CoordMode
-from osw_studio.core.actions import Action, CallUser
+from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 
 Language = Literal["pyautogui", "computer13", "uitars"]
@@ -105,23 +105,17 @@ class Profile:
         """The first user turn."""
         return self.user.format(instruction=instruction)
 
-    def render(self, actions: Sequence[Action], space: CoordinateSpace, thought: str | None = None) -> str:
-        """An assistant turn: ``thought`` (when given) and ``actions`` in this profile's language."""
-        if self.language == "uitars":
-            from osw_studio.actions.uitars import render_uitars
+    def render(
+        self, actions: Sequence[Action], space: CoordinateSpace, thought: str | None = None
+    ) -> str | None:
+        """An assistant turn in this profile's language: ``thought`` and ``actions``.
 
-            return render_uitars(list(actions), space, thought=thought)
-        # call_user has no code form; the person it calls for shows up as the next (human) step.
-        acts = [a for a in actions if not isinstance(a, CallUser)]
-        if self.language == "computer13":
-            from osw_studio.actions.computer13 import render_computer13
+        ``thought`` None writes a neutral one, ``""`` none. None when the language cannot express the
+        actions (``call_user`` in code).
+        """
+        from osw_studio.trajectory.exporters.replies import write_reply
 
-            body = render_computer13(acts, space, fenced=True)
-        else:
-            from osw_studio.actions.pyautogui import render_pyautogui
-
-            body = f"```python\n{render_pyautogui(acts, space)}\n```"
-        return f"{thought}\n{body}" if thought else body
+        return write_reply(self.language, actions, space, thought)
 
 
 PROFILES: dict[str, Profile] = {

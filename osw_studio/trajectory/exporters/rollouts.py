@@ -47,7 +47,7 @@ class RolloutsExporter(Exporter):
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
-        self.chat = ChatBuilder(options, ImageSink(self.out, options.images, "{run_id}/screens"))
+        self.chat = ChatBuilder(options, ImageSink(self.out, self.image_mode, "{run_id}/screens"))
         self._writer = pq.ParquetWriter(self.out / "rollouts.parquet", SCHEMA)
         self._rows: list[dict[str, Any]] = []
         # Rollouts per group so far; one counter per task, not per run.
