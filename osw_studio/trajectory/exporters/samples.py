@@ -8,8 +8,8 @@ space the model wrote in.
 
 A step a person performed during a takeover sent no request. Its prompt is derived from the request
 before it: that conversation, the reply it got (or its correction), and a user turn shaped like its
-last one showing this step's screenshot, dropping the oldest history image when the agent sends a fixed
-number of them. Runs without recorded requests (stores written before requests were recorded, replays
+last one showing this step's screenshot, dropping the oldest history image when the agent's history
+window was full. Runs without recorded requests (stores written before requests were recorded, replays
 of reference solutions, the human agent) and every run under ``--reprompt PROFILE`` get prompts rebuilt
 with a target-model profile (:mod:`osw_studio.trajectory.exporters.chat`); samples say which (``prompt``:
 ``recorded``, ``derived`` or ``reprompt``).
@@ -119,6 +119,7 @@ class SampleBuilder:
         screen = run.screen_size()
         space: CoordinateSpace | None = None
         last: tuple[list[dict[str, Any]], str] | None = None
+        images: list[int] = []  # images per recorded request: a steady count means a full history window
         for step in steps:
             prompt = expander.messages(step)
             origin: PromptOrigin = "recorded"
@@ -129,8 +130,10 @@ class SampleBuilder:
                 return
             if prompt is not None:
                 space = self._space(run, step, prompt, language, screen) or space
+                images.append(len(image_refs(prompt)))
             elif last is not None and step.source == "human":
-                prompt, origin = self._derive(run, step, *last), "derived"
+                full = len(images) >= 2 and images[-1] == images[-2]
+                prompt, origin = self._derive(run, step, *last, full_window=full), "derived"
             if prompt is None or space is None:
                 continue
             target, rejected = self._target(step, language, space)
@@ -177,9 +180,19 @@ class SampleBuilder:
         return correction, rejected or None
 
     def _derive(
-        self, run: ExportRun, step: StepRecord, prompt: list[dict[str, Any]], reply: str
+        self,
+        run: ExportRun,
+        step: StepRecord,
+        prompt: list[dict[str, Any]],
+        reply: str,
+        *,
+        full_window: bool,
     ) -> list[dict[str, Any]] | None:
-        """The request the agent would have sent at a person's step: the last one, one round on."""
+        """The request the agent would have sent at a person's step: the last one, one round on.
+
+        When the agent's history window was full (its requests held a steady number of images), the
+        oldest image goes, as the agent would drop it.
+        """
         if "a11y" in (run.meta.observation_type or ""):
             return None  # its user turns carry that step's own tree, which was never captured
         users = [m for m in prompt if m.get("role") == "user"]
@@ -207,8 +220,8 @@ class SampleBuilder:
             "content": [screen_ref if p.get("type") == IMAGE_REF else p for p in content],
         }
         out = [*prompt, {"role": "assistant", "content": reply}, turn]
-        # Agents send a fixed number of screenshots: the oldest one goes, and its turn if it held no more.
-        extra = len(image_refs(out)) - len(image_refs(prompt))
+        # A full window keeps its number of screenshots: the oldest goes, and its turn if it held no more.
+        extra = len(image_refs(out)) - len(image_refs(prompt)) if full_window else 0
         for m, message in enumerate(out):
             if extra <= 0:
                 break
