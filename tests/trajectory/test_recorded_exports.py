@@ -1,4 +1,4 @@
-"""Exports of a recorded model-agent run: each sample is exactly the request the model was sent, plus a target.
+"""Exports of a recorded model-agent run: each sample is the request the model was sent, plus a target.
 
 The run (tests/fakes/recorded_run.py) goes against the local OpenAI-compatible server, which keeps every
 request it received; the exports are compared with those requests byte for byte.
