@@ -228,6 +228,7 @@ def export_runs(
         options,
         summary.samples,
         exporter.card_details(),
+        exporter.image_mode,
     )
     return summary
 

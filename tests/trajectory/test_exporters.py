@@ -190,7 +190,7 @@ def test_agentnet_one_line_per_run(runs_dir: Path, tmp_path: Path) -> None:
     assert not rows["os-bad"]["task_completed"]
     assert [t["index"] for t in row["traj"]] == [0, 1, 2, 3, 4]
     first = row["traj"][0]
-    assert first["value"]["code"] == "pyautogui.click(0.1094, 0.125)"  # 7/64, 5/40: AgentNet's 0-1
+    assert first["value"]["code"] == "pyautogui.click(x=0.1094, y=0.125)"  # 7/64, 5/40: 0-1, keywords
     assert first["value"]["action"] == "Click at (7, 5)" and first["value"]["thought"].startswith("Step 1")
     assert row["traj"][-1]["value"]["code"] == "computer.terminate(status='success')"
     assert (tmp_path / first["image"]).is_file()

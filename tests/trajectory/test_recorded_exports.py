@@ -176,3 +176,46 @@ def test_preference_pairs_are_in_trls_vision_layout(recorded: RecordedRun, tmp_p
         if p["type"] == "text"
     ]
     assert texts and all(isinstance(t, str) for t in texts)
+
+
+def test_osworld_layout_uses_osworlds_action_space_names(recorded: RecordedRun, tmp_path: Path) -> None:
+    from tests.trajectory.test_exporters import osworld_summary
+
+    export_runs([recorded.path], "osworld", tmp_path, export_options())
+    # UI-TARS runs included: OSWorld files every pyautogui-executing agent under `pyautogui`.
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == ["pyautogui"]
+    assert osworld_summary(tmp_path, "pyautogui", "screenshot", "test-model") == {"os": 100.0}
+    traj = lines(tmp_path / "pyautogui" / "screenshot" / "test-model" / "os" / "recorded" / "traj.jsonl")
+    assert [t["action"] for t in traj][-1] == "DONE"
+    assert traj[0]["response"] == recorded.replies[0]
+
+
+def test_rollouts_have_darts_fields(recorded: RecordedRun, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    export_runs([recorded.path], "rollouts", tmp_path, export_options())
+    row = pq.read_table(tmp_path / "rollouts.parquet").to_pylist()[0]
+    assert row["trace_id"] == row["run_id"] and row["split_dir"] == row["run_id"] and row["num_chunks"] == 5
+    final = json.loads((tmp_path / row["split_dir"] / "final_messages.json").read_text())
+    last = recorded.requests[-1]["messages"]
+    assert [m["role"] for m in final] == [*(m["role"] for m in last), "assistant"]
+    assert final[-1] == {"role": "assistant", "content": recorded.replies[-1]}
+    images = [
+        p["image_url"]["url"]
+        for m in final
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    ]
+    sent = [
+        p["image_url"]["url"]
+        for m in last
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    ]
+    assert [base64.b64encode((tmp_path / i).read_bytes()).decode() for i in images] == [
+        u.split(",", 1)[1] for u in sent
+    ]
+    chunks = lines(tmp_path / row["split_dir"] / "chunks.jsonl")
+    assert [c["step"] for c in chunks] == [1, 2, 3, 4, 5]

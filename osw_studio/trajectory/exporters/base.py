@@ -279,6 +279,15 @@ class Exporter(ABC):
     def close(self) -> None:  # noqa: B027  # most formats have nothing to finish
         """Finish the export (flush open files, write indexes)."""
 
+    def count_step(self, step: StepRecord) -> None:
+        """Count a step written, by who decided it, on the dataset card."""
+        if step.source == "human":
+            self.card.count("human")
+        elif step.verdict in ("edited", "approved", "skipped"):
+            self.card.count(step.verdict)
+        else:
+            self.card.count("agent")
+
     def card_details(self) -> list[str]:
         """Lines for the dataset card's Format section: the files and how to load them."""
         return []

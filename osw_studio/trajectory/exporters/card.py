@@ -100,6 +100,7 @@ def write_card(
     options: ExportOptions,
     samples: int,
     details: list[str] | None = None,
+    image_mode: str | None = None,
 ) -> Path:
     """Write ``out/README.md`` and return its path."""
     lines = [
@@ -146,7 +147,7 @@ def write_card(
         lines.append("")
     lines += ["## Format", "", *(details or []), ""]
     lines += ["## Images", ""]
-    mode = options.images or "the format's default"
+    mode = image_mode or options.images or "copy"
     lines.append(
         f"Written as: {mode} ({'data URLs in the records' if mode == 'embed' else 'files beside the data'})."
     )

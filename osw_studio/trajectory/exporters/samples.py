@@ -78,6 +78,7 @@ class Sample:
             use).
         origin: Whether ``prompt`` is the recorded request, derived from the one before, or rebuilt.
         rejected: The model's own reply that a person overruled (edited or skipped steps).
+        space: The coordinate space the target (and the rejected reply) are written in.
     """
 
     step: StepRecord
@@ -86,6 +87,7 @@ class Sample:
     target: str | None
     origin: PromptOrigin
     rejected: str | None = None
+    space: CoordinateSpace | None = None
 
 
 class SampleBuilder:
@@ -139,7 +141,7 @@ class SampleBuilder:
             target, rejected = self._target(step, language, space)
             if target is None and rejected is None:
                 continue
-            yield Sample(step, sample_source(step), prompt, target, origin, rejected)
+            yield Sample(step, sample_source(step), prompt, target, origin, rejected, space)
             if target is not None:
                 last = (prompt, target)
 
@@ -243,12 +245,13 @@ class SampleBuilder:
         profile = self.options.reprompt or self.options.profile
         chat = ChatBuilder(replace(self.options, profile=profile), _NameSink())
         for step, turns, target in chat.step_samples(run, select=lambda s: True):
+            space = chat.space(run, step)
             rejected = None
             if step.verdict == "edited" and step.proposed:
                 # Both sides of a pair in the profile's format: the proposal is rebuilt too.
                 thought = "" if self.options.target == "action" else step.thought
-                rejected = chat.profile.render(step.proposed, chat.space(run, step), thought=thought)
-            yield Sample(step, sample_source(step), to_compact(turns), target, "reprompt", rejected)
+                rejected = chat.profile.render(step.proposed, space, thought=thought)
+            yield Sample(step, sample_source(step), to_compact(turns), target, "reprompt", rejected, space)
 
 
 class _NameSink:

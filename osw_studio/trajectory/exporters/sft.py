@@ -76,19 +76,29 @@ class SampleExporter(JsonlExporter):
 
     def count(self, run: ExportRun, sample: Sample) -> None:
         """Count a written sample on the dataset card."""
-        space = sample.step.coordinate_mode
-        if sample.origin == "reprompt":
-            coords = self.options.coords or self.samples.profile_coords()
-            space = f"{coords} ({self.samples.profile_name()} profile)"
-        elif space is not None:
-            space = f"{space} ({run_language(run)})"
-        self.card.count(sample.source, origin=sample.origin, space=space)
+        self.card.count(sample.source, origin=sample.origin, space=self.describe_space(run, sample))
         for ref in image_refs(sample.prompt):
             key = (run.run_id, str(ref.get("file")))
             if key not in self._counted_images:
                 self._counted_images.add(key)
                 mime = ref.get("mime") or ("image/jpeg" if key[1].endswith(".jpg") else "image/png")
                 self.card.images[(ref.get("width"), ref.get("height"), str(mime))] += 1
+
+    def describe_space(self, run: ExportRun, sample: Sample) -> str | None:
+        """The coordinate space of a sample's target, for the card."""
+        space = sample.space
+        if space is None:
+            return None
+        w, h = space.screen
+        frame = (
+            ""
+            if space.mode in ("rel1000", "norm", "abs")
+            else " in a {:g}x{:g} frame".format(*space.model_size)
+        )
+        language = (
+            f"{self.samples.profile_name()} profile" if sample.origin == "reprompt" else run_language(run)
+        )
+        return f"{space.mode}{frame} of a {w}x{h} screen ({language})"
 
     def messages(self, run: ExportRun, sample: Sample) -> list[dict[str, Any]]:
         """The sample's prompt and target as OpenAI messages, images resolved for this export."""
