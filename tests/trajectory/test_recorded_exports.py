@@ -60,7 +60,8 @@ def correction(run: RecordedRun, actions: list[Any]) -> str:
             for p in m["content"]
             if p["type"] == "image_url"
         )
-        size = Image.open(io.BytesIO(base64.b64decode(first_image.split(",", 1)[1]))).size
+        with Image.open(io.BytesIO(base64.b64decode(first_image.split(",", 1)[1]))) as image:
+            size = image.size
         mode = "abs" if size == SCREEN else "resized"
         reply = write_reply("pyautogui", actions, CoordinateSpace(screen=SCREEN, mode=mode, image=size))
     assert reply is not None
@@ -219,3 +220,80 @@ def test_rollouts_have_darts_fields(recorded: RecordedRun, tmp_path: Path) -> No
     ]
     chunks = lines(tmp_path / row["split_dir"] / "chunks.jsonl")
     assert [c["step"] for c in chunks] == [1, 2, 3, 4, 5]
+
+
+def llamafactory_accepts(
+    dataset_dir: Path, row: dict[str, Any], columns: dict[str, str], tags: dict[str, str]
+) -> bool:
+    """The checks LLaMA-Factory makes of a sharegpt example: its converter keeps only conversations that
+    alternate user (odd) and assistant (even) turns and end with the assistant; its multimodal plugin
+    wants as many images as ``<image>`` tokens; images are read relative to the dataset folder."""
+    turns = row[columns["messages"]]
+    user, assistant = tags["user_tag"], tags["assistant_tag"]
+    for n, turn in enumerate(turns):
+        if turn[tags["role_tag"]] != (user if n % 2 == 0 else assistant):
+            return False
+    if len(turns) % 2:
+        return False
+    images = row[columns["images"]]
+    tokens = sum(turn[tags["content_tag"]].count("<image>") for turn in turns)
+    return tokens == len(images) and all((dataset_dir / i).is_file() for i in images)
+
+
+def test_llamafactory_reads_the_sharegpt_export(recorded: RecordedRun, tmp_path: Path) -> None:
+    summary = export_runs([recorded.path], "sft-sharegpt", tmp_path, export_options())
+    info = json.loads((tmp_path / "dataset_info.json").read_text())
+    entry = info["osw_studio"]
+    assert entry["formatting"] == "sharegpt" and (tmp_path / entry["file_name"]).is_file()
+    rows = lines(tmp_path / entry["file_name"])
+    assert len(rows) == summary.samples == 5
+    assert all(llamafactory_accepts(tmp_path, row, entry["columns"], entry["tags"]) for row in rows)
+    # The images are the bytes the model was sent, in order.
+    sent = [
+        base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
+        for m in recorded.requests[0]["messages"]
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    ]
+    assert [(tmp_path / i).read_bytes() for i in rows[0]["images"]] == sent
+    assert rows[0]["conversations"][-1] == {"from": "gpt", "value": recorded.replies[0]}
+    assert "image_max_pixels" in (tmp_path / "README.md").read_text()
+
+
+def test_train_size_scales_images_and_points_together(recorded: RecordedRun, tmp_path: Path) -> None:
+    from osw_studio.actions import parse_reply
+
+    size = (966, 546)
+    export_runs([recorded.path], "sft-sharegpt", tmp_path, export_options(train_size="966x546"))
+    plain = tmp_path / "plain"
+    export_runs([recorded.path], "sft-sharegpt", plain, export_options())
+    agent = RunStore(recorded.path).meta.agent
+    fmt = "uitars" if agent == "uitars" else "pyautogui"
+    steps = list(RunStore(recorded.path).iter_steps())
+    mode = next(s.coordinate_mode for s in steps if s.coordinate_mode)
+    first = next(
+        p["image_url"]["url"]
+        for m in recorded.requests[0]["messages"]
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    )
+    with Image.open(io.BytesIO(base64.b64decode(first.split(",", 1)[1]))) as image:
+        sent_size = image.size
+    run_space = CoordinateSpace(screen=SCREEN, mode=mode, image=None if fmt == "uitars" else sent_size)  # type: ignore[arg-type]
+    train_space = CoordinateSpace(screen=SCREEN, mode="resized", image=size)
+    for scaled, original in zip(lines(tmp_path / "data.jsonl"), lines(plain / "data.jsonl"), strict=True):
+        for name in scaled["images"]:
+            with Image.open(tmp_path / name) as image:
+                assert image.size == size
+        for a, b in zip(scaled["conversations"], original["conversations"], strict=True):
+            if a["from"] != "gpt":
+                continue
+            got = parse_reply(a["value"], fmt, train_space)[1]
+            want = parse_reply(b["value"], fmt, run_space)[1]
+            assert [x.kind for x in got] == [x.kind for x in want]
+            for x, y in zip(got, want, strict=True):
+                if x.point and y.point:
+                    assert abs(x.point[0] - y.point[0]) <= 2 and abs(x.point[1] - y.point[1]) <= 2
+    assert "Scaled to the training size 966x546" in (tmp_path / "README.md").read_text()

@@ -58,6 +58,15 @@ class PreferenceExporter(SampleExporter):
     name = "preference"
     episode_level = False
 
+    def card_details(self) -> list[str]:
+        """How TRL reads the pairs."""
+        return [
+            "`data.jsonl`: TRL's conversational preference format with images apart (`images`, "
+            '`prompt`, `chosen`, `rejected`): load with `datasets.load_dataset("json", ...)` and train '
+            "with TRL's DPO trainer and a vision processor; image paths are relative to this folder.",
+            *super().card_details(),
+        ]
+
     def add_run(self, run: ExportRun) -> int:
         """One pair per edited step and per skipped proposal followed by a step on its screen."""
         count = 0
@@ -76,7 +85,11 @@ class PreferenceExporter(SampleExporter):
             if pair is None or not self.keeps(sample.step):
                 continue
             base, chosen, rejected = pair
-            prompt, refs = vision_messages(base.prompt)
+            chosen, rejected = self.rescaled(run, base, chosen), self.rescaled(run, base, rejected)
+            base_prompt = base.prompt
+            if self.rescaler is not None and base.space is not None:
+                base_prompt = self.rescaler.messages(base_prompt, self.language(run, base), base.space)
+            prompt, refs = vision_messages(base_prompt)
             self.write(
                 {
                     "id": f"{run.run_id}/{base.step.index}",

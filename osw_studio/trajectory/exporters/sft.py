@@ -24,6 +24,9 @@ from typing import IO, Any
 from osw_studio.core.errors import ExportError
 from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun, ImageSink
 from osw_studio.trajectory.exporters.chat import ChatBuilder, to_compact
+from osw_studio.trajectory.exporters.profiles import get_profile
+from osw_studio.trajectory.exporters.replies import Language
+from osw_studio.trajectory.exporters.rescale import Rescaler
 from osw_studio.trajectory.exporters.samples import Sample, SampleBuilder, run_language
 from osw_studio.trajectory.requests import IMAGE_REF, image_refs, openai_messages
 
@@ -57,6 +60,7 @@ class SampleExporter(JsonlExporter):
         super().__init__(out, options)
         self.samples = SampleBuilder(options)
         self._counted_images: set[tuple[str, str]] = set()
+        self.rescaler = Rescaler(options.train_size) if options.train_size else None
 
     def image_url(self, run: ExportRun, ref: Mapping[str, Any]) -> str:
         """Where an image reference points in this export (a data URL or a path beside the data).
@@ -72,7 +76,28 @@ class SampleExporter(JsonlExporter):
                 hint="restore the run's screens/ folder, or leave the run out",
             )
         mime = ref.get("mime")
+        if self.rescaler is not None:
+            path = self.rescaler.image(path, ref, lambda name, data: self._place(run, name, data))
         return self.images.ref(run, path, mime if isinstance(mime, str) else None)
+
+    def _place(self, run: ExportRun, name: str, data: bytes) -> Path:
+        dest = self.out / self.images.folder.format(run_id=run.run_id) / name
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        return dest
+
+    def language(self, run: ExportRun, sample: Sample) -> Language:
+        """The action language of a sample's assistant turns."""
+        if sample.origin == "reprompt":
+            return get_profile(self.samples.profile_name()).language
+        return run_language(run)
+
+    def rescaled(self, run: ExportRun, sample: Sample, text: str) -> str:
+        """An assistant text at the training size (as it is without ``--train-size``)."""
+        if self.rescaler is None or sample.space is None:
+            return text
+        return self.rescaler.reply(text, self.language(run, sample), sample.space)
 
     def count(self, run: ExportRun, sample: Sample) -> None:
         """Count a written sample on the dataset card."""
@@ -82,7 +107,8 @@ class SampleExporter(JsonlExporter):
             if key not in self._counted_images:
                 self._counted_images.add(key)
                 mime = ref.get("mime") or ("image/jpeg" if key[1].endswith(".jpg") else "image/png")
-                self.card.images[(ref.get("width"), ref.get("height"), str(mime))] += 1
+                size = self.options.train_size or (ref.get("width"), ref.get("height"))
+                self.card.images[(size[0], size[1], str(mime))] += 1
 
     def describe_space(self, run: ExportRun, sample: Sample) -> str | None:
         """The coordinate space of a sample's target, for the card."""
@@ -104,7 +130,19 @@ class SampleExporter(JsonlExporter):
         """The sample's prompt and target as OpenAI messages, images resolved for this export."""
         assert sample.target is not None
         convo = [*sample.prompt, {"role": "assistant", "content": sample.target}]
+        if self.rescaler is not None and sample.space is not None:
+            convo = self.rescaler.messages(convo, self.language(run, sample), sample.space)
         return openai_messages(convo, lambda ref: self.image_url(run, ref))
+
+    def card_details(self) -> list[str]:
+        """Notes on rescaling, for the card."""
+        if self.rescaler is None:
+            return []
+        return [
+            f"With --train-size: images scaled to {self.rescaler.size[0]}x{self.rescaler.size[1]} and pixel "
+            "coordinates in every assistant turn re-written for that image "
+            f"({self.rescaler.unparsed} turns could not be parsed and were kept as recorded)."
+        ]
 
 
 class _SftExporter(SampleExporter):
@@ -170,6 +208,16 @@ class MessagesExporter(_SftExporter):
     name = "sft-messages"
     default_images = "embed"
 
+    def card_details(self) -> list[str]:
+        """What the records hold."""
+        return [
+            '`data.jsonl`: OpenAI chat fine-tuning records, `{"messages": [...]}` plus `id, run_id, '
+            "task_id, domain, step, source, prompt`. The messages before the last are the request as "
+            "sent (content a string or a list of `text` / `image_url` parts, as the agent sent it); "
+            "the last is the target.",
+            *super().card_details(),
+        ]
+
     def shape(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """``{"messages": [...]}``."""
         return {"messages": messages}
@@ -183,6 +231,22 @@ class ShareGptExporter(_SftExporter):
     def shape(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """``{"system", "conversations", "images"}``."""
         return to_sharegpt(messages)
+
+    def card_details(self) -> list[str]:
+        """How LLaMA-Factory reads the export, and the ``image_max_pixels`` it needs."""
+        sizes = [w * h for (w, h, _mime) in self.card.images if isinstance(w, int) and isinstance(h, int)]
+        largest = max(sizes, default=0)
+        return [
+            f"`data.jsonl` in LLaMA-Factory's sharegpt format, registered as `{DATASET_NAME}` in "
+            "`dataset_info.json`: set `dataset_dir` to this folder and `dataset: "
+            f"{DATASET_NAME}`; image paths are relative to it (LLaMA-Factory's default `media_dir`).",
+            "Each `<image>` stands where an image was in the message; consecutive messages of one role "
+            "were joined with a newline, as ShareGPT alternates roles.",
+            f"LLaMA-Factory resizes images larger than `image_max_pixels` (768x768 = 589824 by default), "
+            f"which would move what pixel coordinates point at: set `image_max_pixels: {largest}` (the "
+            "largest image here) or more in the training config, or export with `--train-size WxH`.",
+            *super().card_details(),
+        ]
 
     def close(self) -> None:
         """Close ``data.jsonl`` and register it in ``dataset_info.json``."""
