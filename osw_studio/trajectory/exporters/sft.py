@@ -61,6 +61,8 @@ class SampleExporter(JsonlExporter):
         self.samples = SampleBuilder(options)
         self._counted_images: set[tuple[str, str]] = set()
         self.rescaler = Rescaler(options.train_size) if options.train_size else None
+        # URLs of the images of the run being written: history turns repeat them sample after sample.
+        self._urls: tuple[str, dict[str, str]] = ("", {})
 
     def image_url(self, run: ExportRun, ref: Mapping[str, Any]) -> str:
         """Where an image reference points in this export (a data URL or a path beside the data).
@@ -68,6 +70,15 @@ class SampleExporter(JsonlExporter):
         Raises:
             ExportError: If the run store lost the image.
         """
+        if self._urls[0] != run.run_id:
+            self._urls = (run.run_id, {})
+        name = str(ref.get("file") or "")
+        url = self._urls[1].get(name)
+        if url is None:
+            url = self._urls[1][name] = self._image_url(run, ref)
+        return url
+
+    def _image_url(self, run: ExportRun, ref: Mapping[str, Any]) -> str:
         path = run.store.screen_file(str(ref.get("file") or ""))
         if path is None:
             raise ExportError(
