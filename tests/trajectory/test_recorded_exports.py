@@ -142,6 +142,16 @@ def test_reprompt_retargets_and_says_so(recorded: RecordedRun, tmp_path: Path) -
     samples = lines(tmp_path / "data.jsonl")
     assert {s["prompt"] for s in samples} == {"reprompt"}
     assert all(s["messages"][-1]["content"].startswith("Thought: ") for s in samples)
+    # Laid out as UI-TARS agents send it: a plain system turn, the prompt, then the screenshot on its own.
+    first = samples[0]["messages"]
+    assert first[0] == {
+        "role": "system",
+        "content": [{"type": "text", "text": "You are a helpful assistant."}],
+    }
+    assert [p["type"] for p in first[1]["content"]] == ["text"] and "Write hello and save." in first[1][
+        "content"
+    ][0]["text"]
+    assert [p["type"] for p in first[2]["content"]] == ["image_url"]
     assert "--reprompt uitars" in (tmp_path / "README.md").read_text()
 
 

@@ -115,10 +115,15 @@ class ChatBuilder:
             if select(step):
                 recent = past[len(past) - (window - 1) :] if window > 1 else []
                 turns = self._opening(run, space, past[: len(past) - len(recent)])
-                for p in recent:  # the opening ends with a user turn, and so does each round
-                    turns[-1].images += self._image(run, p.screen)
-                    turns += [Turn("assistant", p.text), Turn("user")]
-                turns[-1].images += self._image(run, screen)
+                if self.profile.image_turns:  # UI-TARS: each screenshot a user turn of its own
+                    for p in recent:
+                        turns += [Turn("user", "", self._image(run, p.screen)), Turn("assistant", p.text)]
+                    turns.append(Turn("user", "", self._image(run, screen)))
+                else:
+                    for p in recent:  # the opening ends with a user turn, and so does each round
+                        turns[-1].images += self._image(run, p.screen)
+                        turns += [Turn("assistant", p.text), Turn("user")]
+                    turns[-1].images += self._image(run, screen)
                 yield step, turns, text
             past.append(_Past(step.index, text, screen))
 

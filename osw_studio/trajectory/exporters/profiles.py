@@ -56,6 +56,9 @@ _UITARS_SYSTEM = (
     "sentence in `Thought` part."
 )
 
+_HELPFUL = "You are a helpful assistant."
+_UITARS_USER = _UITARS_SYSTEM + "\n\n## User Instruction\n{instruction}"
+
 _COORD_WORDS = {
     "abs": "screen pixels",
     "resized": "pixels of the screenshot as sent",
@@ -75,6 +78,8 @@ class Profile:
         coords: The default coordinate convention.
         system: The system prompt (``{width}``, ``{height}`` and ``{coords}`` are filled in).
         user: The first user turn (``{instruction}`` is filled in).
+        image_turns: Screenshots go in user turns of their own after the prompt (as UI-TARS agents send
+            them), not before the text of the turn they belong to.
     """
 
     name: str
@@ -82,6 +87,7 @@ class Profile:
     coords: CoordMode
     system: str
     user: str = "{instruction}"
+    image_turns: bool = False
 
     def space(self, screen: tuple[int, int], coords: str | None = None) -> CoordinateSpace:
         """The coordinate space for a screen, in this profile's convention or ``coords``.
@@ -123,8 +129,10 @@ PROFILES: dict[str, Profile] = {
     for p in (
         Profile("osworld", "pyautogui", "abs", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
         Profile("computer13", "computer13", "abs", _COMPUTER13_SYSTEM, "Task: {instruction}"),
-        Profile("uitars", "uitars", "rel1000", _UITARS_SYSTEM, "## User Instruction\n{instruction}"),
-        Profile("uitars-1.5", "uitars", "smart", _UITARS_SYSTEM, "## User Instruction\n{instruction}"),
+        # UI-TARS agents send a plain system message, the prompt and instruction as the first user turn,
+        # and each screenshot as a user turn of its own.
+        Profile("uitars", "uitars", "rel1000", _HELPFUL, _UITARS_USER, image_turns=True),
+        Profile("uitars-1.5", "uitars", "smart", _HELPFUL, _UITARS_USER, image_turns=True),
         Profile("qwen2.5-vl", "pyautogui", "smart", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
         Profile("opencua", "pyautogui", "norm", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
     )
