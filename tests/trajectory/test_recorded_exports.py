@@ -155,7 +155,11 @@ def test_reprompt_retargets_and_says_so(recorded: RecordedRun, tmp_path: Path) -
     assert "--reprompt uitars" in (tmp_path / "README.md").read_text()
 
 
-def test_preference_pairs_are_in_trls_vision_layout(recorded: RecordedRun, tmp_path: Path) -> None:
+def test_preference_pairs_are_in_trls_vision_layout(
+    recorded: RecordedRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     export_runs([recorded.path], "preference", tmp_path, export_options())
     pairs = lines(tmp_path / "data.jsonl")
     assert len(pairs) == 1
@@ -187,6 +191,14 @@ def test_preference_pairs_are_in_trls_vision_layout(recorded: RecordedRun, tmp_p
         if p["type"] == "text"
     ]
     assert texts and all(isinstance(t, str) for t in texts)
+    # It loads as a dataset with the columns TRL's preference trainers read.
+    import datasets
+
+    ds = datasets.load_dataset(
+        "json", data_files=str(tmp_path / "data.jsonl"), split="train", cache_dir=str(tmp_path / "cache")
+    )
+    assert {"images", "prompt", "chosen", "rejected"} <= set(ds.column_names) and len(ds) == 1
+    assert ds[0]["prompt"][-1]["role"] == "user" and ds[0]["chosen"][0]["role"] == "assistant"
 
 
 def test_osworld_layout_uses_osworlds_action_space_names(recorded: RecordedRun, tmp_path: Path) -> None:
