@@ -59,6 +59,7 @@ class RolloutsExporter(Exporter):
         self.sink = ImageSink(self.out, self.image_mode, "{run_id}/screens")
         self.chat = ChatBuilder(options, self.sink)
         self.samples = SampleBuilder(options)
+        self._urls: tuple[str, dict[str, str]] = ("", {})
         self._writer = pq.ParquetWriter(self.out / "rollouts.parquet", SCHEMA)
         self._rows: list[dict[str, Any]] = []
         # Rollouts per group so far; one counter per task, not per run.
@@ -112,8 +113,16 @@ class RolloutsExporter(Exporter):
         return 1
 
     def _image(self, run: ExportRun, ref: Any) -> str:
-        path = run.store.screen_file(str(ref.get("file") or ""))
-        return self.sink.ref(run, path, ref.get("mime")) if path is not None else str(ref.get("file"))
+        name = str(ref.get("file") or "")
+        if self._urls[0] != run.run_id:  # the chunks of a run repeat its history images
+            self._urls = (run.run_id, {})
+        url = self._urls[1].get(name)
+        if url is None:
+            path = run.store.screen_file(name)
+            url = self._urls[1][name] = (
+                self.sink.ref(run, path, ref.get("mime")) if path is not None else name
+            )
+        return url
 
     def _flush(self) -> None:
         if self._rows:
