@@ -1,10 +1,14 @@
 """Export speed and memory: 10,000 synthetic steps into every format.
 
-Writes 200 runs of 50 steps (1280x720 screenshots of about 60 KB) through the real RunStoreWriter, then
-exports them once per format in a fresh subprocess, so each format's peak RSS is its own. Prints medians
-of 3 and the peak RSS; a second line for two formats exports twice as many steps, to show memory does not
-grow with the number of runs. Writes the figures to bench/results.json under "export" and exits 1 when a
-target is missed (JSONL formats >= 2,000 steps/s, peak RSS <= 400 MB).
+Writes 200 runs of 50 steps (1280x720 screenshots of about 60 KB, one of its own per step) through the
+real RunStoreWriter, each model step with its recorded request as an OSWorld-style agent sends it (system
+prompt, three history rounds with their screenshots, the current one), so the chat formats take the
+recorded-request path. Each format is exported once per round in a fresh subprocess, so its peak RSS is
+its own, with image files referenced (``--images copy``). Prints medians of 3 and the peak RSS; then
+sft-messages with data URLs (its default, for hosted fine-tuning; for information), and two formats at
+twice the steps, to show memory does not grow with the number of runs. Writes the figures to
+bench/results.json under "export" and exits 1 when a target is missed (JSONL formats >= 2,000 steps/s,
+peak RSS <= 400 MB).
 
     .venv/bin/python bench/export.py
 """
@@ -41,7 +45,15 @@ def make_store(root: Path, runs: int) -> None:
     png = tiny_png(1280, 720, noise=1)
     template = write_run(
         root / "template",
-        SyntheticRun("bench", steps=STEPS_PER_RUN, edited=(5, 17), human=(9,), screen=(1280, 720), png=png),
+        SyntheticRun(
+            "bench",
+            steps=STEPS_PER_RUN,
+            edited=(5, 17),
+            human=(9,),
+            screen=(1280, 720),
+            png=png,
+            requests=True,
+        ),
     )
     store = root / "runs"
     for i in range(runs):
@@ -63,24 +75,24 @@ def _link(src: str, dst: str) -> None:
     Path(dst).hardlink_to(src)
 
 
-def child(fmt: str, store: str, out: str) -> None:
+def child(fmt: str, store: str, out: str, images: str = "copy") -> None:
     """Export in this process and print seconds and peak RSS as JSON."""
     from osw_studio.trajectory.export import export_runs
     from osw_studio.trajectory.exporters.base import ExportOptions
 
     t0 = time.perf_counter()
-    summary = export_runs([store], fmt, out, ExportOptions(history=3))
+    summary = export_runs([store], fmt, out, ExportOptions(history=3, images=images))  # type: ignore[arg-type]
     seconds = time.perf_counter() - t0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": seconds, "peak_rss_mb": rss_mb, "samples": summary.samples}))
 
 
-def run_child(fmt: str, store: Path, out: Path) -> dict[str, float]:
+def run_child(fmt: str, store: Path, out: Path, images: str = "copy") -> dict[str, float]:
     shutil.rmtree(out, ignore_errors=True)
     # Write back what earlier rounds left dirty, so no round pays for another's disk traffic.
     os.sync()
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", fmt, str(store), str(out)],
+        [sys.executable, __file__, "--child", fmt, str(store), str(out), images],
         capture_output=True,
         text=True,
         check=True,
@@ -111,6 +123,17 @@ def main() -> int:
                 "peak_rss_mb": round(rss, 1),
             }
             print(f"{fmt:<14}{steps:>8}{seconds:>10.2f}{steps / seconds:>10.0f}{rss:>13.1f}")
+        rounds = [
+            run_child("sft-messages", root / "a" / "runs", root / "out", "embed") for _ in range(REPEATS)
+        ]
+        seconds = statistics.median(r["seconds"] for r in rounds)
+        embed_rss = max(r["peak_rss_mb"] for r in rounds)
+        embedded = {
+            "seconds": round(seconds, 3),
+            "steps_per_s": round(steps / seconds),
+            "peak_rss_mb": embed_rss,
+        }
+        print(f"{'(embed)':<14}{steps:>8}{seconds:>10.2f}{steps / seconds:>10.0f}{embed_rss:>13.1f}")
         double = {}
         for fmt in ("sft-messages", "parquet"):
             rounds = [run_child(fmt, root / "b" / "runs", root / "out") for _ in range(REPEATS)]
@@ -127,6 +150,7 @@ def main() -> int:
         "steps": steps,
         "screenshot": "1280x720 PNG, about 60 KB",
         "formats": figures,
+        "sft_messages_embed": embedded,
         "peak_rss_mb_at_double_steps": double,
         "targets": TARGETS,
         "missed": missed,
@@ -140,7 +164,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+    if len(sys.argv) == 6 and sys.argv[1] == "--child":
         child(*sys.argv[2:])
         sys.exit(0)
     sys.exit(main())

@@ -16,7 +16,7 @@ from typing import Any
 
 from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord, Usage
+from osw_studio.core.step import StepRecord, StepRequest, Usage
 from osw_studio.core.task import Task
 
 TokenCallback = Callable[[str], None]
@@ -37,6 +37,7 @@ class Prediction:
         latency: Seconds the model call took.
         error: Why the reply could not be turned into actions (then ``actions`` is empty).
         timings: Extra seconds per phase the agent measured (``prepare``, ``model``, ``parse``).
+        request: The model request as sent (None when no model was asked), for the run store.
     """
 
     response: str = ""
@@ -49,6 +50,7 @@ class Prediction:
     latency: float = 0.0
     error: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    request: StepRequest | None = None
 
 
 class Agent(abc.ABC):

@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+from osw_studio import __version__
 from osw_studio.actions import CoordinateSpace
 from osw_studio.agent.base import Agent, Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
@@ -72,6 +73,11 @@ class ModelAgent(Agent):
         """Close the model client."""
         await self.client.aclose()
 
+    @property
+    def prompt_source(self) -> str:
+        """Where this agent's prompt comes from, recorded with each request."""
+        return f"osw-studio {__version__} {self.name} agent prompt"
+
     def image_size(self, screen: tuple[int, int]) -> tuple[int, int] | None:
         """The size screenshots are sent at (None: as grabbed)."""
         return self.profile.screenshot_size
@@ -117,8 +123,8 @@ class ModelAgent(Agent):
         timings["model"] = time.perf_counter() - t0
         return reply
 
-    @staticmethod
     def prediction(
+        self,
         reply: ModelReply,
         space: CoordinateSpace,
         parse: Any,
@@ -134,6 +140,9 @@ class ModelAgent(Agent):
             entropy=reply.entropy,
             latency=reply.latency,
             timings=timings,
+            request=None
+            if reply.request is None
+            else reply.request.model_copy(update={"prompt_source": self.prompt_source}),
         )
         try:
             base.thought, base.actions = parse(reply.text)

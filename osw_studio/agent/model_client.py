@@ -24,7 +24,7 @@ from osw_studio.agent.errors import (
     parse_retry_after,
     translate_error,
 )
-from osw_studio.core.step import Usage
+from osw_studio.core.step import StepRequest, Usage
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -60,6 +60,8 @@ class ModelReply:
         entropy: The mean entropy (nats) of the token distributions, from the top logprobs.
         finish_reason: ``stop``, ``length``, ...
         retries: How many retries it took.
+        request: What was sent: the messages (images as the data URLs sent) and the request's other
+            parameters, for the run store.
     """
 
     text: str
@@ -71,6 +73,7 @@ class ModelReply:
     entropy: float | None = None
     finish_reason: str | None = None
     retries: int = 0
+    request: StepRequest | None = field(default=None, repr=False)
 
 
 def token_entropy(top_logprobs: Sequence[float]) -> float:
@@ -96,6 +99,17 @@ def request_size(messages: Sequence[Mapping[str, Any]]) -> int:
     35
     """
     return len(json.dumps(list(messages), ensure_ascii=False).encode())
+
+
+def sent_request(params: Mapping[str, Any], stream: bool) -> StepRequest:
+    """The record of a request: its messages as sent and every other parameter (no copy of the images).
+
+    >>> r = sent_request({"model": "m", "messages": [{"role": "user", "content": "hi"}], "top_p": 0.9}, True)
+    >>> r.params
+    {'model': 'm', 'top_p': 0.9, 'stream': True}
+    """
+    rest = {k: v for k, v in params.items() if k != "messages"}
+    return StepRequest.model_construct(messages=list(params["messages"]), params={**rest, "stream": stream})
 
 
 def _human_size(n: int) -> str:
@@ -281,6 +295,7 @@ class ModelClient:
                 entropy=(sum(acc.entropies) / len(acc.entropies)) if acc.entropies else None,
                 finish_reason=acc.finish_reason,
                 retries=attempt,
+                request=sent_request(params, use_stream),
             )
 
     async def list_models(self) -> list[str]:

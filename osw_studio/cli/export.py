@@ -40,15 +40,43 @@ def register(subparsers: Any) -> None:
     filters.add_argument("--domain", action="append", metavar="D", help="only this domain (repeatable)")
     filters.add_argument("--since", metavar="DATE", help="only runs started on or after DATE (ISO)")
     filters.add_argument("--until", metavar="DATE", help="only runs started on or before DATE (ISO)")
-    chat = parser.add_argument_group("chat formats (sft-*, preference, rollouts)")
-    chat.add_argument("--profile", default="osworld", help="target model: prompt and action format")
+    chat = parser.add_argument_group(
+        "chat formats (sft-*, preference, rollouts): each sample is the request the model was sent plus "
+        "its target; runs that recorded no request are rebuilt with --profile"
+    )
+    chat.add_argument(
+        "--profile", default="osworld", help="prompt and action format for runs without recorded requests"
+    )
+    chat.add_argument(
+        "--reprompt",
+        metavar="PROFILE",
+        help="re-target every sample to PROFILE's prompt and action format (not what the model saw; the "
+        "dataset card says so)",
+    )
+    chat.add_argument(
+        "--train-size",
+        metavar="WxH",
+        help="scale images to WxH and pixel coordinates with them (the training resolution)",
+    )
     chat.add_argument(
         "--coords", choices=["abs", "rel1000", "norm", "smart"], help="override the coordinate convention"
     )
     chat.add_argument("--per", choices=["step", "episode"], default="step", help="one sample per step or run")
-    chat.add_argument("--history", type=int, default=None, metavar="K", help="screenshots per sample")
-    chat.add_argument("--target", choices=["action", "thought-action"], default="thought-action")
-    chat.add_argument("--images", choices=["copy", "embed"], default="copy", help="image files or data URLs")
+    chat.add_argument(
+        "--history", type=int, default=None, metavar="K", help="screenshots per rebuilt sample (--profile)"
+    )
+    chat.add_argument(
+        "--target",
+        choices=["action", "thought-action"],
+        default="thought-action",
+        help="what a rebuilt assistant turn holds",
+    )
+    chat.add_argument(
+        "--images",
+        choices=["copy", "embed"],
+        default=None,
+        help="image files or data URLs (default: embed for sft-messages, copy otherwise)",
+    )
     privacy = parser.add_argument_group("privacy")
     privacy.add_argument(
         "--scrub-typed", action="append", default=[], metavar="REGEX", help="redact typed text matching REGEX"
@@ -109,6 +137,8 @@ def _export(args: argparse.Namespace) -> int:
         history=args.history,
         target=args.target,
         images=args.images,
+        reprompt=args.reprompt,
+        train_size=args.train_size,
     )
     progress = None if args.quiet else ProgressBar(sys.stderr)
     summary = export_runs(args.runs, args.format, args.out, options, progress)

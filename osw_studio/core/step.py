@@ -14,7 +14,7 @@ Examples:
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,31 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+
+
+class StepRequest(BaseModel):
+    """The model request a step was decided from: what the agent sent, exactly.
+
+    In memory (from the model client) ``messages`` are the chat messages as sent, images as ``data:``
+    URLs. In a run store they are compact (see :mod:`osw_studio.trajectory.requests`): an image is an
+    ``image_ref`` part naming the file under ``screens/`` that holds the bytes sent (the step's own
+    screenshot when it went out as grabbed), with the size and encoding sent; a message an earlier step
+    already sent is ``{"same_as": [step, position]}``.
+
+    Attributes:
+        messages: The chat messages.
+        params: The request's other parameters: ``model`` and the sampling parameters sent
+            (``temperature``, ``top_p``, ``max_tokens``, ``logprobs``, ...).
+        prompt_source: Where the prompt came from (templates and their version), as the agent names it.
+        prompt_sha256: SHA-256 of the prompt's text: the text of the messages up to the first user turn.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    prompt_source: str | None = None
+    prompt_sha256: str | None = None
 
 
 class StepRecord(BaseModel):
@@ -53,6 +78,8 @@ class StepRecord(BaseModel):
         usage: Tokens used by the model call.
         logprobs: Per-token log-probabilities, when the endpoint returned them.
         entropy: Mean token entropy of the reply, when logprobs were available.
+        request: The model request the step was decided from (None for steps no model was asked:
+            a person's, a replay's, and run stores written before requests were recorded).
         started_at: When the step began (epoch seconds).
         finished_at: When it was recorded.
     """
@@ -74,6 +101,7 @@ class StepRecord(BaseModel):
     usage: Usage | None = None
     logprobs: list[float] | None = None
     entropy: float | None = None
+    request: StepRequest | None = None
     started_at: float = Field(default_factory=time.time)
     finished_at: float | None = None
 

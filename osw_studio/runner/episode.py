@@ -436,6 +436,7 @@ class Episode:
             usage=prediction.usage,
             logprobs=prediction.logprobs,
             entropy=prediction.entropy,
+            request=prediction.request,
             started_at=started,
         )
         if decision.note:
@@ -592,6 +593,8 @@ class Episode:
                 image_format=observation.image_format,
                 accessibility_tree=observation.accessibility_tree,
             )
+        else:  # the request's images are only worth keeping compact, in a store
+            record.request = None
         # The time to write the step is known only once it is written; it stays in memory, not on disk.
         record.timings["record"] = time.perf_counter() - t0
         self.steps.append(record)

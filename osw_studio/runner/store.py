@@ -38,6 +38,7 @@ from osw_studio.trajectory.layout import (
     screen_name,
     tree_name,
 )
+from osw_studio.trajectory.requests import RequestCompactor
 from osw_studio.trajectory.scrub import Scrubber, redact_settings
 
 _HINTS = {
@@ -104,6 +105,8 @@ class RunStoreWriter:
         self._fd: int | None = None
         self._size = 0
         self.steps_written = 0
+        # Requests are stored compactly: images as references, repeated messages by reference.
+        self._requests = RequestCompactor(self._write_file)
 
     @classmethod
     def create(
@@ -198,7 +201,8 @@ class RunStoreWriter:
         The line is on disk (fsynced) when this returns.
 
         Args:
-            step: The step; ``screenshot`` and ``accessibility_tree`` are set to the saved file names.
+            step: The step; ``screenshot`` and ``accessibility_tree`` are set to the saved file names,
+                and its model request (images as data URLs) is stored in its compact form.
             screenshot: The encoded screen the step acted on.
             image_format: ``png`` or ``jpeg``.
             accessibility_tree: The accessibility XML, when it was captured.
@@ -217,6 +221,10 @@ class RunStoreWriter:
         if accessibility_tree is not None:
             updates["accessibility_tree"] = self._write_file(
                 tree_name(step.index), accessibility_tree.encode()
+            )
+        if step.request is not None:
+            updates["request"] = self._requests.compact(
+                step.request, step.index, updates.get("screenshot"), screenshot
             )
         if step.finished_at is None:
             updates["finished_at"] = time.time()

@@ -15,8 +15,9 @@ from typing import Literal
 
 from osw_studio.actions.coords import COORD_MODES
 from osw_studio.core.errors import ExportError, StoreError
-from osw_studio.trajectory.exporters import exporter_class
+from osw_studio.trajectory.exporters import DESCRIPTIONS, exporter_class
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, RunFilter, parse_date
+from osw_studio.trajectory.exporters.card import write_card
 from osw_studio.trajectory.exporters.profiles import get_profile
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore, iter_runs
@@ -102,16 +103,20 @@ def export_options(
     per: Literal["step", "episode"] = "step",
     history: int | None = None,
     target: Literal["action", "thought-action"] = "thought-action",
-    images: Literal["copy", "embed"] = "copy",
+    images: Literal["copy", "embed"] | None = None,
+    reprompt: str | None = None,
+    train_size: str | tuple[int, int] | None = None,
 ) -> ExportOptions:
     """The options of an export, as the command line and the app's export dialog both build them.
 
     Secrets are taken from the environment (variables named like keys, and those in ``secret_env``),
-    typed text matching ``scrub_typed`` is redacted, and ``history`` defaults to one screenshot per
-    step sample and none for whole episodes.
+    typed text matching ``scrub_typed`` is redacted, and ``history`` (screenshots per rebuilt sample)
+    defaults to one per step sample and none for whole episodes. ``train_size`` is ``WxH``.
 
     >>> export_options(per="episode").history, export_options().history
     (0, 1)
+    >>> export_options(train_size="1288x728").train_size
+    (1288, 728)
 
     Raises:
         ExportError: For a pattern that is not a regular expression, or options no exporter honours.
@@ -133,9 +138,26 @@ def export_options(
         history=history if history is not None else (1 if per == "step" else 0),
         target=target,
         images=images,
+        reprompt=reprompt,
+        train_size=parse_size(train_size) if isinstance(train_size, str) else train_size,
     )
     check_options(options)
     return options
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``(width, height)`` from ``WxH``.
+
+    >>> parse_size("768x768")
+    (768, 768)
+
+    Raises:
+        ExportError: If ``text`` is not two positive numbers joined by ``x``.
+    """
+    width, sep, height = text.lower().partition("x")
+    if sep and width.isdigit() and height.isdigit() and int(width) > 0 and int(height) > 0:
+        return int(width), int(height)
+    raise ExportError(f"not a size: {text!r}", hint="write WIDTHxHEIGHT, for example 1288x728")
 
 
 def check_options(options: ExportOptions) -> None:
@@ -149,6 +171,8 @@ def check_options(options: ExportOptions) -> None:
             f"unknown coordinate convention {options.coords!r}", hint="use abs, rel1000, norm or smart"
         )
     get_profile(options.profile)
+    if options.reprompt is not None:
+        get_profile(options.reprompt)
     if options.history < 0:
         raise ExportError("history must be 0 or more screenshots")
     if options.filter.min_score is not None and not 0 <= options.filter.min_score <= 1:
@@ -203,10 +227,23 @@ def export_runs(
             else:
                 summary.samples += exporter.add_run(run)
                 summary.runs_exported += 1
+                exporter.card.runs.append(run.run_id)
+                exporter.card.models[run.model] += 1
+                exporter.card.agents[run.meta.agent or "unknown"] += 1
             if progress is not None:
                 progress(done, len(run_paths), summary)
     finally:
         exporter.close()
+    write_card(
+        Path(out),
+        format,
+        DESCRIPTIONS[format],
+        exporter.card,
+        options,
+        summary.samples,
+        exporter.card_details(),
+        exporter.image_mode,
+    )
     return summary
 
 

@@ -126,6 +126,11 @@ class Scrubber:
         self._typed = [re.compile(p) if isinstance(p, str) else p for p in typed_patterns]
         self.replacement = replacement
 
+    @property
+    def typed_patterns(self) -> list[re.Pattern[str]]:
+        """The typed-text patterns in force."""
+        return list(self._typed)
+
     def text(self, value: str) -> str:
         """``value`` with known secrets and key-shaped substrings redacted."""
         if len(value) < 8:
@@ -154,6 +159,7 @@ class Scrubber:
     def step(self, step: StepRecord) -> StepRecord:
         """A copy of ``step`` with nothing secret left in it."""
         data = step.model_dump(mode="json")
+        request = data.pop("request", None)
         if self._typed:
             for key in ("response", "thought"):
                 if data.get(key):
@@ -162,4 +168,38 @@ class Scrubber:
                 for action in data.get(key) or []:
                     if action.get("kind") == "typing":
                         action["text"] = self.typed(action["text"])
-        return StepRecord.model_validate(self.data(data))
+        data = self.data(data)
+        if request is not None:
+            data["request"] = self._request(request)
+        return StepRecord.model_validate(data)
+
+    def _request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A recorded request, scrubbed.
+
+        Its texts repeat earlier replies and typed text, so they get the typed-text patterns too. Image
+        references (``image_ref`` parts, file names and hashes) and references to earlier messages hold
+        no free text and are kept as they are, which keeps scrubbing a long run cheap.
+        """
+        scrub = self.typed if self._typed else self.text
+        messages = []
+        for message in request.get("messages") or []:
+            if "same_as" in message and len(message) == 1:
+                messages.append(message)
+                continue
+            out = self.data({k: v for k, v in message.items() if k != "content"})
+            content = message.get("content")
+            if isinstance(content, str):
+                out["content"] = scrub(content)
+            elif isinstance(content, list):
+                out["content"] = [self._part(part, scrub) for part in content]
+            elif "content" in message:
+                out["content"] = content
+            messages.append(out)
+        return {**self.data({k: v for k, v in request.items() if k != "messages"}), "messages": messages}
+
+    def _part(self, part: Any, scrub: Any) -> Any:
+        if isinstance(part, dict) and part.get("type") == "image_ref":
+            return part
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            return {**self.data({k: v for k, v in part.items() if k != "text"}), "text": scrub(part["text"])}
+        return self.data(part)

@@ -201,6 +201,10 @@ class RunStore:
                 return path
         return None
 
+    def screen_file(self, name: str | None) -> Path | None:
+        """The file ``name`` under ``screens/`` (a bare name: no other folder is reachable), if it exists."""
+        return self._screen_file(name)
+
     def _screen_file(self, name: str | None) -> Path | None:
         if not name:
             return None

@@ -125,18 +125,37 @@ class ExportDialog(QDialog):
         self.format.currentTextChanged.connect(lambda name: self.format_help.setText(DESCRIPTIONS[name]))
         self.profile = QComboBox()
         self.profile.addItems(list(PROFILES))
-        self.profile.setToolTip("The target model of chat formats: its prompt and coordinate convention")
+        self.profile.setToolTip(
+            "Chat formats use the request each step recorded; runs that recorded none (older runs, "
+            "replays) are rebuilt with this profile's prompt and coordinate convention"
+        )
+        self.reprompt = QComboBox()
+        self.reprompt.setObjectName("exportReprompt")
+        self.reprompt.addItem("no: what the model saw")
+        self.reprompt.addItems(list(PROFILES))
+        self.reprompt.setToolTip(
+            "Re-target every sample to another model's prompt and action format (--reprompt); the "
+            "dataset card says the data is not what the model saw"
+        )
+        self.train_size = QLineEdit(placeholderText="as recorded (or WIDTHxHEIGHT, e.g. 1288x728)")
+        self.train_size.setObjectName("exportTrainSize")
+        self.train_size.setToolTip("Scale images to this size and pixel coordinates with them (--train-size)")
         self.per = QComboBox()
         self.per.addItems(["step", "episode"])
         self.per.setToolTip("One sample per step, or one conversation per run")
         self.images = QComboBox()
-        self.images.addItems(["copy", "embed"])
-        self.images.setToolTip("Image files beside the export, or data URLs inside it")
+        self.images.addItems(["format default", "copy", "embed"])
+        self.images.setToolTip(
+            "Image files beside the export, or data URLs inside it (default: embed for sft-messages, "
+            "which hosted fine-tuning needs, copy otherwise)"
+        )
         format_box = QGroupBox("Format")
         form = QFormLayout(format_box)
         form.addRow("Format", self.format)
         form.addRow("", self.format_help)
         form.addRow("Model profile", self.profile)
+        form.addRow("Re-target to", self.reprompt)
+        form.addRow("Training size", self.train_size)
         form.addRow("Samples", self.per)
         form.addRow("Images", self.images)
 
@@ -255,7 +274,11 @@ class ExportDialog(QDialog):
             ),
             profile=self.profile.currentText(),
             per=cast(Literal["step", "episode"], self.per.currentText()),
-            images=cast(Literal["copy", "embed"], self.images.currentText()),
+            images=None
+            if self.images.currentIndex() == 0
+            else cast(Literal["copy", "embed"], self.images.currentText()),
+            reprompt=self.reprompt.currentText() if self.reprompt.currentIndex() > 0 else None,
+            train_size=self.train_size.text().strip() or None,
         )
         return paths, Path(out).expanduser(), options
 

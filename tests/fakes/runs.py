@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from osw_studio.core.actions import Action, Click, Done, DragTo, Hotkey, Scroll, Typing
-from osw_studio.core.step import EpisodeResult, StepRecord, Usage
+from osw_studio.core.step import EpisodeResult, StepRecord, StepRequest, Usage
 from osw_studio.core.task import Task
 from osw_studio.runner.store import RunStoreWriter
 
@@ -64,6 +65,10 @@ class SyntheticRun:
     screen: tuple[int, int] = (64, 40)
     png: bytes | None = None
     first_click: tuple[int, int] | None = None
+    # Record each model step's request as an OSWorld-style agent sends it (system prompt, the last
+    # `history` rounds with their screenshots, the current screenshot), each step with a screen of its own.
+    requests: bool = False
+    history: int = 3
 
 
 def _actions(i: int, run: SyntheticRun, last: bool) -> list[Action]:
@@ -80,6 +85,32 @@ def _actions(i: int, run: SyntheticRun, last: bool) -> list[Action]:
     if cycle == 3:
         return [DragTo(x=w - 1, y=h - 1, start_x=1, start_y=2)]
     return [Scroll(dy=-3, x=w // 2, y=h // 2)]
+
+
+SYSTEM_PROMPT = "You operate a computer through pyautogui code. " * 60
+
+
+def _data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode()
+
+
+def _request(run: SyntheticRun, i: int, screens: list[bytes], replies: list[str]) -> StepRequest:
+    """The request an OSWorld-style agent sends at step ``i`` (1-based)."""
+    ask = "Given the screenshot below, what is the next step?"
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT + run.task_id}]
+    for j in range(max(0, i - 1 - run.history), i - 1):
+        user = [
+            {"type": "text", "text": ask},
+            {"type": "image_url", "image_url": {"url": _data_url(screens[j])}},
+        ]
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": replies[j]}]
+    current = [
+        {"type": "text", "text": ask},
+        {"type": "image_url", "image_url": {"url": _data_url(screens[i - 1])}},
+    ]
+    messages.append({"role": "user", "content": current})
+    params = {"model": run.model, "temperature": 0.5, "max_tokens": 1500, "stream": True}
+    return StepRequest(messages=messages, params=params, prompt_source="synthetic")
 
 
 def write_run(root: Path, run: SyntheticRun) -> Path:
@@ -104,12 +135,17 @@ def write_run(root: Path, run: SyntheticRun) -> Path:
     if run.started_at is not None:
         writer.meta = writer.meta.model_copy(update={"started_at": run.started_at})
         writer._write_meta()
+    screens: list[bytes] = []
+    replies: list[str] = []
     with writer:
         for i in range(1, run.steps + 1):
             actions = _actions(i, run, last=i == run.steps and run.finished)
             thought = f"Step {i}: I should act on the screen."
             code = "; ".join(a.kind for a in actions)
             response = f"{thought}\n```python\n{code}\n```{run.response_extra}"
+            if run.requests:
+                png = tiny_png(*run.screen, noise=i)
+            screens.append(png)
             if i in run.human:
                 step = StepRecord(index=i, source="human", verdict="human", executed=actions)
             elif i in run.edited:
@@ -122,6 +158,8 @@ def write_run(root: Path, run: SyntheticRun) -> Path:
                     proposed=proposed,
                     executed=actions,
                     usage=Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15),
+                    coordinate_mode="abs",
+                    request=_request(run, i, screens, replies) if run.requests else None,
                 )
             else:
                 step = StepRecord(
@@ -131,7 +169,10 @@ def write_run(root: Path, run: SyntheticRun) -> Path:
                     proposed=actions,
                     executed=actions,
                     timings={"predict": 0.5, "execute": 0.1},
+                    coordinate_mode="abs",
+                    request=_request(run, i, screens, replies) if run.requests else None,
                 )
+            replies.append(response if i not in run.edited else "```python\nedited\n```")
             writer.write_step(step, png, accessibility_tree="<desktop-frame/>" if i == 1 else None)
         if run.finished:
             writer.write_final_screen(png)

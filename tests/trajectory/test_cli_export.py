@@ -40,3 +40,28 @@ def test_export_user_errors_are_one_line(
         ["export", str(runs_dir), "-f", "sft-messages", "-o", str(tmp_path / "o"), "--scrub-typed", "(["]
     )
     assert code == 2 and "bad pattern to scrub typed text (--scrub-typed)" in capsys.readouterr().err
+
+
+def test_export_retarget_options_are_checked(
+    runs_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "o")
+    assert main(["export", str(runs_dir), "-f", "sft-messages", "-o", out, "--reprompt", "gpt-9"]) == 2
+    assert "unknown profile 'gpt-9'" in capsys.readouterr().err
+    assert main(["export", str(runs_dir), "-f", "sft-sharegpt", "-o", out, "--train-size", "768"]) == 2
+    assert "not a size: '768'" in capsys.readouterr().err
+    code = main(["export", str(runs_dir), "-f", "sft-messages", "-o", out, "--reprompt", "uitars", "-q"])
+    assert code == 0
+    rows = [json.loads(line) for line in (tmp_path / "o" / "data.jsonl").read_text().splitlines()]
+    assert rows and all(r["prompt"] == "reprompt" for r in rows)
+    # sft-messages embeds images by default: data URLs, as hosted fine-tuning takes them.
+    urls = [
+        p["image_url"]["url"]
+        for r in rows
+        for m in r["messages"]
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    ]
+    assert urls and all(u.startswith("data:image/png;base64,") for u in urls)
+    assert "--reprompt uitars" in (tmp_path / "o" / "README.md").read_text()

@@ -100,7 +100,7 @@ def test_sft_per_step_loads_with_datasets(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
 
-    summary = export(runs_dir, tmp_path / "out", fmt, history=3)
+    summary = export(runs_dir, tmp_path / "out", fmt, history=3, images="copy")
     assert summary.samples == _steps_with_actions()
     ds = datasets.load_dataset(
         "json", data_files=str(tmp_path / "out" / "data.jsonl"), split="train", cache_dir=str(tmp_path / "c")
@@ -111,9 +111,13 @@ def test_sft_per_step_loads_with_datasets(
         roles = [m["role"] for m in row["messages"]]
         assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
         images = [
-            p["image_url"]["url"] for m in row["messages"] for p in m["content"] if p["type"] == "image_url"
+            p["image_url"]["url"]
+            for m in row["messages"]
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p["type"] == "image_url"
         ]
-        target = row["messages"][-1]["content"][0]["text"]
+        target = row["messages"][-1]["content"]
     else:
         assert [c["from"] for c in row["conversations"]] == ["human", "gpt", "human", "gpt", "human", "gpt"]
         images = row["images"]
@@ -122,18 +126,30 @@ def test_sft_per_step_loads_with_datasets(
     # History of 3 screenshots: steps 1, 2 and the current step 3, each a real file beside the export.
     assert [Path(i).name for i in images] == ["step_0001.png", "step_0002.png", "step_0003.png"]
     assert all((tmp_path / "out" / i).read_bytes()[:4] == b"\x89PNG" for i in images)
-    # Step 3 was a person's drag: the target is what ran, with no model thought.
-    assert target == "```python\npyautogui.moveTo(1, 2)\npyautogui.dragTo(63, 39, duration=0.5)\n```"
+    # Step 3 was a person's drag: the target is what ran, with a neutral thought, not a model's.
+    assert target == (
+        "I drag it there.\n```python\npyautogui.moveTo(1, 2)\npyautogui.dragTo(63, 39, duration=0.5)\n```"
+    )
 
 
 def test_sft_per_episode_and_action_only(runs_dir: Path, tmp_path: Path) -> None:
-    export(runs_dir, tmp_path, "sft-messages", per="episode", target="action", history=2)
+    export(runs_dir, tmp_path, "sft-messages", per="episode", target="action", history=2, images="copy")
     rows = lines(tmp_path / "data.jsonl")
     assert len(rows) == len(RUNS)
     row = next(r for r in rows if r["task_id"] == "os-ok")
-    assistants = [m["content"][0]["text"] for m in row["messages"] if m["role"] == "assistant"]
+    assistants = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+        for m in row["messages"]
+        if m["role"] == "assistant"
+    ]
     assert len(assistants) == 5 and not any("I should act" in a for a in assistants)
-    images = [p for m in row["messages"] for p in m["content"] if p["type"] == "image_url"]
+    images = [
+        p
+        for m in row["messages"]
+        if isinstance(m["content"], list)
+        for p in m["content"]
+        if p["type"] == "image_url"
+    ]
     assert len(images) == 2  # only the last two screenshots are kept
     table = pajson.read_json(tmp_path / "data.jsonl")
     assert table.num_rows == len(RUNS)
@@ -160,7 +176,7 @@ def test_target_profiles_write_the_right_coordinates(
     )
     first = lines(tmp_path / "out" / "data.jsonl")[0]
     assert first["step"] == 1
-    assert expected in first["messages"][-1]["content"][0]["text"]
+    assert expected in first["messages"][-1]["content"]
     point = CoordinateSpace(screen=(1920, 1080), mode="smart").from_screen(960, 540)
     assert point == (966, 546)
 
@@ -174,7 +190,7 @@ def test_agentnet_one_line_per_run(runs_dir: Path, tmp_path: Path) -> None:
     assert not rows["os-bad"]["task_completed"]
     assert [t["index"] for t in row["traj"]] == [0, 1, 2, 3, 4]
     first = row["traj"][0]
-    assert first["value"]["code"] == "pyautogui.click(0.1094, 0.125)"  # 7/64, 5/40: AgentNet's 0-1
+    assert first["value"]["code"] == "pyautogui.click(x=0.1094, y=0.125)"  # 7/64, 5/40: 0-1, keywords
     assert first["value"]["action"] == "Click at (7, 5)" and first["value"]["thought"].startswith("Step 1")
     assert row["traj"][-1]["value"]["code"] == "computer.terminate(status='success')"
     assert (tmp_path / first["image"]).is_file()
@@ -187,10 +203,13 @@ def test_preference_pairs_come_from_edits(runs_dir: Path, tmp_path: Path) -> Non
     pair = next(p for p in pairs if p["task_id"] == "os-ok")
     assert pair["step"] == 2
     assert pair["chosen"][0]["content"][0]["text"] == (
+        "I type 'hello world', then press ctrl+s.\n"
         "```python\npyautogui.write('hello world')\npyautogui.hotkey('ctrl', 's')\n```"
     )
     assert pair["rejected"][0]["content"][0]["text"].startswith("Step 2: I should act")
-    assert pair["prompt"][-1]["role"] == "user" and pair["prompt"][-1]["content"][0]["type"] == "image_url"
+    assert pair["prompt"][-1]["role"] == "user" and pair["prompt"][-1]["content"][0] == {"type": "image"}
+    assert len(pair["images"]) == sum(p == {"type": "image"} for m in pair["prompt"] for p in m["content"])
+    assert all((tmp_path / i).is_file() for i in pair["images"])
     first = next(p for p in pairs if p["task_id"] == "chrome-2")
     assert [m["role"] for m in first["prompt"]] == ["system", "user"]
 

@@ -1,45 +1,134 @@
-"""``agentnet``: one JSON line per run in the AgentNet / OpenCUA trajectory shape.
+"""``agentnet``: one JSON line per run in the AgentNet / OpenCUA trajectory shape, in OpenCUA's action syntax.
 
 Each line of ``data.jsonl`` holds ``task_id, instruction, traj, task_completed`` (plus ``run_id``,
 ``domain``, ``score``); each ``traj`` entry is ``{index, image, value{code, thought, action, source,
-verdict}}`` with ``code`` in pyautogui on normalised 0-1 coordinates (as AgentNet writes it; ``--coords``
-changes that) and the end of a task as ``computer.terminate(status=...)``.
+verdict}}``. ``code`` is written as OpenCUA's models write it and as its reply parser reads it:
+pyautogui calls with keyword arguments on normalised 0-1 coordinates (``--coords`` changes that),
+``computer.wait()`` for a wait and ``computer.terminate(status='success'|'failure')`` for the end. A
+pointed scroll or mouse button press moves the pointer first (OpenCUA rescales only pointer calls).
+``thought`` is the model's on steps a model decided, else the person's note or a neutral sentence.
+
+Examples:
+    >>> from osw_studio.core.actions import Click, Done, Scroll, Typing, Wait
+    >>> space = CoordinateSpace(screen=(200, 100), mode="norm")
+    >>> print(agentnet_code([Click(x=50, y=25), Typing(text="hi")], space))
+    pyautogui.click(x=0.25, y=0.25)
+    pyautogui.write(message='hi')
+    >>> print(agentnet_code([Scroll(dy=-3, x=100, y=50)], space))
+    pyautogui.moveTo(x=0.5, y=0.5)
+    pyautogui.scroll(clicks=-3)
+    >>> agentnet_code([Wait()], space), agentnet_code([Done()], space)
+    ('computer.wait()', "computer.terminate(status='success')")
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from osw_studio.actions.coords import CoordinateSpace
-from osw_studio.actions.pyautogui import render_pyautogui
-from osw_studio.core.actions import Action, CallUser, Done, Fail
+from osw_studio.actions.coords import CoordinateSpace, model_point
+from osw_studio.core.actions import (
+    Action,
+    Click,
+    Done,
+    DoubleClick,
+    DragTo,
+    Fail,
+    Hotkey,
+    KeyDown,
+    KeyUp,
+    MouseDown,
+    MouseUp,
+    MoveTo,
+    Press,
+    RightClick,
+    Scroll,
+    TripleClick,
+    Typing,
+    Wait,
+)
+from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
 from osw_studio.trajectory.exporters.chat import DEFAULT_SCREEN
 from osw_studio.trajectory.exporters.describe import describe_actions
+from osw_studio.trajectory.exporters.replies import neutral_thought
+from osw_studio.trajectory.exporters.samples import MODEL_AGENTS, person_note
 from osw_studio.trajectory.exporters.sft import JsonlExporter
 
 
-def agentnet_code(actions: list[Action], space: CoordinateSpace) -> str:
-    """Actions as AgentNet code: pyautogui lines, and ``computer.terminate`` for done and fail.
+def _call(name: str, **kwargs: Any) -> str:
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
 
-    >>> agentnet_code([Done()], CoordinateSpace(mode="norm"))
-    "computer.terminate(status='success')"
-    """
-    lines = []
-    pending: list[Action] = []
-    for action in actions:
-        if isinstance(action, Done | Fail):
-            if pending:
-                lines.append(render_pyautogui(pending, space))
-                pending = []
-            status = "success" if isinstance(action, Done) else "failure"
-            lines.append(f"computer.terminate(status={status!r})")
-        elif not isinstance(action, CallUser):
-            pending.append(action)
-    if pending:
-        lines.append(render_pyautogui(pending, space))
-    return "\n".join(lines)
+
+def _at(space: CoordinateSpace, x: int, y: int) -> dict[str, Any]:
+    mx, my = model_point(space, x, y)
+    return {"x": mx, "y": my}
+
+
+def _lines(action: Action, space: CoordinateSpace) -> list[str]:
+    match action:
+        case MoveTo(x=x, y=y):
+            return [_call("pyautogui.moveTo", **_at(space, x, y))]
+        case Click(x=x, y=y, button=button, clicks=clicks):
+            point = _at(space, x, y) if x is not None and y is not None else {}
+            if button == "right" and clicks == 1:
+                return [_call("pyautogui.rightClick", **point)]
+            if button == "middle" and clicks == 1:
+                return [_call("pyautogui.middleClick", **point)]
+            extra: dict[str, Any] = {}
+            if clicks != 1:
+                extra["clicks"] = clicks
+            if button != "left":
+                extra["button"] = button
+            return [_call("pyautogui.click", **point, **extra)]
+        case RightClick(x=x, y=y) | DoubleClick(x=x, y=y) | TripleClick(x=x, y=y):
+            calls = {
+                "right_click": "rightClick",
+                "double_click": "doubleClick",
+                "triple_click": "tripleClick",
+            }
+            point = _at(space, x, y) if x is not None and y is not None else {}
+            return [_call(f"pyautogui.{calls[action.kind]}", **point)]
+        case MouseDown(x=x, y=y, button=button) | MouseUp(x=x, y=y, button=button):
+            move = [_call("pyautogui.moveTo", **_at(space, x, y))] if x is not None and y is not None else []
+            name = "pyautogui.mouseDown" if action.kind == "mouse_down" else "pyautogui.mouseUp"
+            extra = {} if button == "left" else {"button": button}
+            return [*move, _call(name, **extra)]
+        case DragTo(x=x, y=y, start_x=sx, start_y=sy, button=button):
+            move = [] if sx is None or sy is None else [_call("pyautogui.moveTo", **_at(space, sx, sy))]
+            kwargs: dict[str, Any] = {**_at(space, x, y), "duration": 0.5}
+            if button != "left":
+                kwargs["button"] = button
+            return [*move, _call("pyautogui.dragTo", **kwargs)]
+        case Scroll(dx=dx, dy=dy, x=x, y=y):
+            move = [_call("pyautogui.moveTo", **_at(space, x, y))] if x is not None and y is not None else []
+            lines = [_call("pyautogui.scroll", clicks=dy)] if dy or not dx else []
+            if dx:
+                lines.append(_call("pyautogui.hscroll", clicks=dx))
+            return [*move, *lines]
+        case Typing(text=text):
+            return [_call("pyautogui.write", message=text)]
+        case Press(key=key):
+            return [_call("pyautogui.press", keys=key)]
+        case KeyDown(key=key):
+            return [_call("pyautogui.keyDown", key=key)]
+        case KeyUp(key=key):
+            return [_call("pyautogui.keyUp", key=key)]
+        case Hotkey(keys=keys):
+            return [f"pyautogui.hotkey({', '.join(repr(k) for k in keys)})"]  # *args: no keyword form
+        case Wait():
+            return ["computer.wait()"]
+        case Done():
+            return [_call("computer.terminate", status="success")]
+        case Fail():
+            return [_call("computer.terminate", status="failure")]
+    return []  # call_user: OpenCUA has no such action; the person shows up as the next step
+
+
+def agentnet_code(actions: Sequence[Action], space: CoordinateSpace) -> str:
+    """Actions as OpenCUA code (see the module docs)."""
+    return "\n".join(line for action in actions for line in _lines(action, space))
 
 
 class AgentNetExporter(JsonlExporter):
@@ -51,30 +140,41 @@ class AgentNetExporter(JsonlExporter):
         super().__init__(out, options)
         self.coords = options.coords or "norm"
 
+    def thought(self, run: ExportRun, step: StepRecord) -> str:
+        """The step's thought: the model's when a model decided it, else a person's or a neutral one."""
+        model_decided = step.source == "agent" and step.verdict in ("auto", "approved")
+        if model_decided and step.thought and (step.request is not None or run.meta.agent in MODEL_AGENTS):
+            return step.thought
+        return person_note(step) or neutral_thought(step.executed)
+
     def add_run(self, run: ExportRun) -> int:
         """One line for the run."""
         traj: list[dict[str, Any]] = []
         space: CoordinateSpace | None = None
         for step in run.steps():
-            if not step.executed:
-                continue
             if space is None:
                 screen = run.screen_size(step) or DEFAULT_SCREEN
                 space = CoordinateSpace(screen=screen, mode=self.coords)
+            code = agentnet_code(step.executed, space)
+            if not code:
+                continue
             path = run.store.screenshot_path(step)
             traj.append(
                 {
                     "index": len(traj),
                     "image": self.images.ref(run, path) if path is not None else None,
                     "value": {
-                        "code": agentnet_code(step.executed, space),
-                        "thought": step.thought if step.verdict != "edited" else None,
+                        "code": code,
+                        "thought": self.thought(run, step),
                         "action": describe_actions(step.executed),
                         "source": step.source,
                         "verdict": step.verdict,
                     },
                 }
             )
+            self.count_step(step)
+        if space is not None:
+            self.card.spaces[f"{space.mode} (OpenCUA pyautogui)"] += len(traj)
         self.write(
             {
                 "task_id": run.task_id,
@@ -87,3 +187,12 @@ class AgentNetExporter(JsonlExporter):
             }
         )
         return 1
+
+    def card_details(self) -> list[str]:
+        """How the trajectories are written."""
+        return [
+            "`data.jsonl`: one trajectory per run (`task_id, instruction, traj, task_completed`); each "
+            "`traj` entry holds `image` and `value{code, thought, action, source, verdict}`.",
+            "`code` is OpenCUA's action syntax: pyautogui calls with keyword arguments on 0-1 coordinates, "
+            "`computer.wait()`, `computer.terminate(status='success'|'failure')`.",
+        ]

@@ -113,8 +113,14 @@ class ExportOptions:
         coords: Overrides the profile's coordinate convention: ``abs``, ``rel1000``, ``norm`` or ``smart``.
         per: ``step`` (one sample per step) or ``episode`` (one conversation per run).
         history: Screenshots per sample, the current one included (older steps keep only their text).
-        target: ``action`` or ``thought-action``: what the assistant turn holds.
-        images: ``copy`` (files beside the export, referenced by relative path) or ``embed`` (data URLs).
+        target: ``action`` or ``thought-action``: what a rebuilt assistant turn holds.
+        images: ``copy`` (files beside the export, referenced by relative path) or ``embed`` (data URLs);
+            None: the format's own default (``embed`` for ``sft-messages``, ``copy`` otherwise).
+        reprompt: Re-target every sample to this profile's prompt and action format instead of the
+            recorded requests (the dataset card says so). ``profile`` is used only for runs that hold
+            no recorded request.
+        train_size: Scale images to this ``(width, height)`` and pixel coordinates with them (the
+            training resolution), for formats that support it.
     """
 
     filter: RunFilter = field(default_factory=RunFilter)
@@ -124,7 +130,9 @@ class ExportOptions:
     per: Literal["step", "episode"] = "step"
     history: int = 1
     target: Literal["action", "thought-action"] = "thought-action"
-    images: Literal["copy", "embed"] = "copy"
+    images: Literal["copy", "embed"] | None = None
+    reprompt: str | None = None
+    train_size: tuple[int, int] | None = None
 
 
 class ExportRun:
@@ -209,18 +217,18 @@ class ImageSink:
         self.mode = mode
         self.folder = folder
 
-    def ref(self, run: ExportRun, path: Path) -> str:
+    def ref(self, run: ExportRun, path: Path, mime: str | None = None) -> str:
         """A reference to the image at ``path``: a path relative to the export folder, or a data URL."""
         if self.mode == "embed":
-            return data_url(path)
+            return data_url(path, mime)
         rel = Path(self.folder.format(run_id=run.run_id)) / path.name
         place_file(path, self.out / rel)
         return rel.as_posix()
 
 
-def data_url(path: Path) -> str:
-    """The file as a ``data:`` URL."""
-    mime = "image/jpeg" if path.suffix.lower() in (".jpg", ".jpeg") else "image/png"
+def data_url(path: Path, mime: str | None = None) -> str:
+    """The file as a ``data:`` URL (``mime`` defaults from the file's extension)."""
+    mime = mime or ("image/jpeg" if path.suffix.lower() in (".jpg", ".jpeg") else "image/png")
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode()}"
 
 
@@ -248,10 +256,17 @@ class Exporter(ABC):
     """The format's name on the command line."""
     episode_level: bool = True
     """Whether a run is exported whole (then the step filter keeps or drops whole runs)."""
+    default_images: Literal["copy", "embed"] = "copy"
+    """How images are written when the options do not say."""
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
+        from osw_studio.trajectory.exporters.card import CardStats
+
         self.out = Path(out)
         self.options = options
+        self.image_mode: Literal["copy", "embed"] = options.images or self.default_images
+        self.card = CardStats()
+        """What the dataset card reports; exporters count what they write."""
         try:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -263,6 +278,19 @@ class Exporter(ABC):
 
     def close(self) -> None:  # noqa: B027  # most formats have nothing to finish
         """Finish the export (flush open files, write indexes)."""
+
+    def count_step(self, step: StepRecord) -> None:
+        """Count a step written, by who decided it, on the dataset card."""
+        if step.source == "human":
+            self.card.count("human")
+        elif step.verdict in ("edited", "approved", "skipped"):
+            self.card.count(step.verdict)
+        else:
+            self.card.count("agent")
+
+    def card_details(self) -> list[str]:
+        """Lines for the dataset card's Format section: the files and how to load them."""
+        return []
 
     def keeps(self, step: StepRecord) -> bool:
         """Whether a step passes the step-source filter."""

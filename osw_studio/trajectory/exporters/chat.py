@@ -1,10 +1,12 @@
-"""Conversations built from runs, shared by the chat formats (SFT, preference pairs, rollouts).
+"""Conversations rebuilt with a target-model profile, for runs without recorded requests and ``--reprompt``.
 
-A conversation is a list of :class:`Turn`; the formats only change how turns are spelled. The assistant
-turn of a step is rendered from the actions that actually ran (a person's correction included), in the
-target profile's language and coordinate convention, so the pixels a trainer sees are the pixels that
-acted. A model's thought is kept only on steps whose actions it chose: an edited step's thought argued for
-the rejected action.
+Samples normally start from the request the agent recorded (:mod:`.samples`). This module rebuilds a
+conversation instead, for run stores that hold no requests (written before requests were recorded,
+replays, the human agent) and when data is deliberately re-targeted to another model. A conversation is
+a list of :class:`Turn`. The assistant turn of a step is rendered from the actions that actually ran (a
+person's correction included), in the profile's language and coordinate convention. A model's thought is
+kept only on steps a model decided; other steps get the person's note or a neutral sentence about the
+actions (a replay's bookkeeping text is never a thought).
 
 Per step, a sample holds the last ``history`` screenshots (the current one included); steps before them
 are summed up as text in the first user turn.
@@ -15,12 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from osw_studio.actions.coords import CoordinateSpace
 from osw_studio.core.step import StepRecord
-from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, ImageSink, step_kind
+from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, step_kind
 from osw_studio.trajectory.exporters.profiles import get_profile
+from osw_studio.trajectory.requests import IMAGE_REF
+
+
+class ImageRefs(Protocol):
+    """Where a conversation's screenshots are referenced from (an :class:`~.base.ImageSink`)."""
+
+    def ref(self, run: ExportRun, path: Path) -> str:
+        """A reference to the image at ``path``."""
+        ...
+
 
 DEFAULT_SCREEN = (1920, 1080)
 
@@ -49,7 +61,7 @@ class ChatBuilder:
         images: Where screenshots go.
     """
 
-    def __init__(self, options: ExportOptions, images: ImageSink) -> None:
+    def __init__(self, options: ExportOptions, images: ImageRefs) -> None:
         self.options = options
         self.profile = get_profile(options.profile)
         self.images = images
@@ -58,12 +70,18 @@ class ChatBuilder:
         """The coordinate space of ``run`` in the export's convention."""
         return self.profile.space(run.screen_size(step) or DEFAULT_SCREEN, self.options.coords)
 
-    def target(self, step: StepRecord, space: CoordinateSpace) -> str | None:
-        """The assistant text for a step, or None when nothing ran."""
+    def target(self, step: StepRecord, space: CoordinateSpace, run: ExportRun | None = None) -> str | None:
+        """The assistant text for a step, or None when nothing ran (or the language cannot say it)."""
         if not step.executed:
             return None
-        keep_thought = self.options.target == "thought-action" and step_kind(step) == "agent"
-        return self.profile.render(step.executed, space, thought=step.thought if keep_thought else None)
+        if self.options.target == "action":
+            thought: str | None = ""
+        elif step_kind(step) == "agent" and _model_decided(step, run):
+            thought = step.thought
+        else:
+            note = (step.model_extra or {}).get("note")
+            thought = note if isinstance(note, str) and not note.startswith("dropped:") else None
+        return self.profile.render(step.executed, space, thought=thought)
 
     def _opening(self, run: ExportRun, space: CoordinateSpace, older: list[_Past]) -> list[Turn]:
         text = self.profile.user_prompt(run.meta.instruction)
@@ -90,17 +108,22 @@ class ChatBuilder:
         space: CoordinateSpace | None = None
         for step in run.steps():
             space = space or self.space(run, step)
-            text = self.target(step, space)
+            text = self.target(step, space, run)
             if text is None:
                 continue
             screen = run.store.screenshot_path(step)
             if select(step):
                 recent = past[len(past) - (window - 1) :] if window > 1 else []
                 turns = self._opening(run, space, past[: len(past) - len(recent)])
-                for p in recent:  # the opening ends with a user turn, and so does each round
-                    turns[-1].images += self._image(run, p.screen)
-                    turns += [Turn("assistant", p.text), Turn("user")]
-                turns[-1].images += self._image(run, screen)
+                if self.profile.image_turns:  # UI-TARS: each screenshot a user turn of its own
+                    for p in recent:
+                        turns += [Turn("user", "", self._image(run, p.screen)), Turn("assistant", p.text)]
+                    turns.append(Turn("user", "", self._image(run, screen)))
+                else:
+                    for p in recent:  # the opening ends with a user turn, and so does each round
+                        turns[-1].images += self._image(run, p.screen)
+                        turns += [Turn("assistant", p.text), Turn("user")]
+                    turns[-1].images += self._image(run, screen)
                 yield step, turns, text
             past.append(_Past(step.index, text, screen))
 
@@ -117,7 +140,7 @@ class ChatBuilder:
         for step in run.steps():
             space = space or self.space(run, step)
             text = step.response if raw and step.source == "agent" and step.response else None
-            text = text or self.target(step, space)
+            text = text or self.target(step, space, run)
             if text is not None:
                 steps.append((text, run.store.screenshot_path(step)))
         turns = self._opening(run, space or self.space(run), [])
@@ -129,6 +152,28 @@ class ChatBuilder:
                 turns[-1].images += self._image(run, screen)
             turns.append(Turn("assistant", text))
         return turns
+
+
+def _model_decided(step: StepRecord, run: ExportRun | None) -> bool:
+    """Whether a model wrote the step's reply (so its thought is a model's thought)."""
+    if step.request is not None:
+        return True
+    return run is not None and run.meta.agent in ("osworld", "uitars")
+
+
+def to_compact(turns: list[Turn]) -> list[dict[str, Any]]:
+    """Messages whose images are ``image_ref`` parts naming each screenshot file (as samples hold them).
+
+    >>> to_compact([Turn("user", "hi", ["step_0001.png"])])
+    [{'role': 'user', 'content': [{'type': 'image_ref', 'file': 'step_0001.png'}, {'type': 'text', 'text': 'hi'}]}]
+    """  # noqa: E501
+    out = []
+    for turn in turns:
+        parts: list[dict[str, Any]] = [{"type": IMAGE_REF, "file": name} for name in turn.images]
+        if turn.text or not parts:
+            parts.append({"type": "text", "text": turn.text})
+        out.append({"role": turn.role, "content": parts})
+    return out
 
 
 def to_messages(turns: list[Turn]) -> list[dict[str, Any]]:
@@ -146,25 +191,3 @@ def to_messages(turns: list[Turn]) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": turn.text})
         out.append({"role": turn.role, "content": parts})
     return out
-
-
-_SHAREGPT_ROLES = {"user": "human", "assistant": "gpt"}
-
-
-def to_sharegpt(turns: list[Turn]) -> dict[str, Any]:
-    """ShareGPT (LLaMA-Factory): ``system``, ``conversations`` with one ``<image>`` per image, ``images``.
-
-    >>> to_sharegpt([Turn("system", "s"), Turn("user", "hi", ["a.png"]), Turn("assistant", "ok")])
-    {'system': 's', 'conversations': [{'from': 'human', 'value': '<image>hi'}, {'from': 'gpt', 'value': 'ok'}], 'images': ['a.png']}
-    """  # noqa: E501
-    system = "\n".join(t.text for t in turns if t.role == "system")
-    conversations = []
-    images: list[str] = []
-    for turn in turns:
-        if turn.role == "system":
-            continue
-        images += turn.images
-        conversations.append(
-            {"from": _SHAREGPT_ROLES[turn.role], "value": "<image>" * len(turn.images) + turn.text}
-        )
-    return {"system": system, "conversations": conversations, "images": images}

@@ -82,6 +82,7 @@ class HtmlExporter(Exporter):
             self._write_head(f, run)
             for step in run.steps():
                 steps += 1
+                self.count_step(step)
                 self._write_step(f, run, step)
             f.write("</body></html>\n")
         score = "" if run.score is None else f"{run.score:g}"

@@ -2,7 +2,7 @@
 
 ::
 
-    <action_space>/<observation_type>/<model>/args.json
+    <action_space>/<observation_type>/<model>/args.json      (action_space: pyautogui or computer_13)
     <action_space>/<observation_type>/<model>/<domain>/<task_id>/traj.jsonl
     <action_space>/<observation_type>/<model>/<domain>/<task_id>/step_<n>_<timestamp>.png
     <action_space>/<observation_type>/<model>/<domain>/<task_id>/result.txt
@@ -46,6 +46,18 @@ def _stamp(epoch: float) -> str:
     return time.strftime("%Y%m%d@%H%M%S", time.localtime(epoch))
 
 
+def osworld_action_space(name: str) -> str:
+    """OSWorld's name for the action space a run spoke: ``computer_13``, else ``pyautogui``.
+
+    OSWorld's UI-TARS runners (and every other agent that executes pyautogui code) file their results
+    under ``pyautogui``, where its tools look.
+
+    >>> osworld_action_space("uitars"), osworld_action_space("computer_13")
+    ('pyautogui', 'computer_13')
+    """
+    return "computer_13" if name == "computer_13" else "pyautogui"
+
+
 def action_value(action: Action, action_space: str) -> Any:
     """One action as OSWorld stores it: pyautogui code, ``DONE``/``FAIL``, or a computer_13 object.
 
@@ -75,7 +87,7 @@ class OsworldExporter(Exporter):
 
     def _base(self, run: ExportRun) -> tuple[Path, str]:
         settings = run.meta.settings
-        action_space = (
+        action_space = osworld_action_space(
             run.meta.action_space or _setting(settings, "evaluation", "action_space") or "pyautogui"
         )
         observation = (
@@ -133,6 +145,7 @@ class OsworldExporter(Exporter):
         actions = [a for a in step.executed if not isinstance(a, CallUser)]
         if not actions:
             return 0
+        self.count_step(step)
         stamp = _stamp(step.finished_at or step.started_at)
         shot = None
         if after is not None:

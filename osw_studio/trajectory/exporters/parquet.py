@@ -81,6 +81,7 @@ class ParquetExporter(Exporter):
         for step in run.steps():
             if not self.keeps(step):
                 continue
+            self.count_step(step)
             path = run.store.screenshot_path(step)
             image = None
             if path is not None:

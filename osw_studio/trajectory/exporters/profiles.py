@@ -13,7 +13,7 @@ Examples:
     ```python
     pyautogui.click(960, 540)
     ```
-    >>> print(PROFILES["opencua"].render([Click(x=960, y=540)], PROFILES["opencua"].space((1920, 1080))))
+    >>> print(PROFILES["opencua"].render([Click(x=960, y=540)], PROFILES["opencua"].space((1920, 1080)), ""))
     ```python
     pyautogui.click(0.5, 0.5)
     ```
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from osw_studio.actions.coords import CoordinateSpace, CoordMode
-from osw_studio.core.actions import Action, CallUser
+from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 
 Language = Literal["pyautogui", "computer13", "uitars"]
@@ -56,6 +56,9 @@ _UITARS_SYSTEM = (
     "sentence in `Thought` part."
 )
 
+_HELPFUL = "You are a helpful assistant."
+_UITARS_USER = _UITARS_SYSTEM + "\n\n## User Instruction\n{instruction}"
+
 _COORD_WORDS = {
     "abs": "screen pixels",
     "resized": "pixels of the screenshot as sent",
@@ -75,6 +78,8 @@ class Profile:
         coords: The default coordinate convention.
         system: The system prompt (``{width}``, ``{height}`` and ``{coords}`` are filled in).
         user: The first user turn (``{instruction}`` is filled in).
+        image_turns: Screenshots go in user turns of their own after the prompt (as UI-TARS agents send
+            them), not before the text of the turn they belong to.
     """
 
     name: str
@@ -82,6 +87,7 @@ class Profile:
     coords: CoordMode
     system: str
     user: str = "{instruction}"
+    image_turns: bool = False
 
     def space(self, screen: tuple[int, int], coords: str | None = None) -> CoordinateSpace:
         """The coordinate space for a screen, in this profile's convention or ``coords``.
@@ -105,23 +111,17 @@ class Profile:
         """The first user turn."""
         return self.user.format(instruction=instruction)
 
-    def render(self, actions: Sequence[Action], space: CoordinateSpace, thought: str | None = None) -> str:
-        """An assistant turn: ``thought`` (when given) and ``actions`` in this profile's language."""
-        if self.language == "uitars":
-            from osw_studio.actions.uitars import render_uitars
+    def render(
+        self, actions: Sequence[Action], space: CoordinateSpace, thought: str | None = None
+    ) -> str | None:
+        """An assistant turn in this profile's language: ``thought`` and ``actions``.
 
-            return render_uitars(list(actions), space, thought=thought)
-        # call_user has no code form; the person it calls for shows up as the next (human) step.
-        acts = [a for a in actions if not isinstance(a, CallUser)]
-        if self.language == "computer13":
-            from osw_studio.actions.computer13 import render_computer13
+        ``thought`` None writes a neutral one, ``""`` none. None when the language cannot express the
+        actions (``call_user`` in code).
+        """
+        from osw_studio.trajectory.exporters.replies import write_reply
 
-            body = render_computer13(acts, space, fenced=True)
-        else:
-            from osw_studio.actions.pyautogui import render_pyautogui
-
-            body = f"```python\n{render_pyautogui(acts, space)}\n```"
-        return f"{thought}\n{body}" if thought else body
+        return write_reply(self.language, actions, space, thought)
 
 
 PROFILES: dict[str, Profile] = {
@@ -129,8 +129,10 @@ PROFILES: dict[str, Profile] = {
     for p in (
         Profile("osworld", "pyautogui", "abs", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
         Profile("computer13", "computer13", "abs", _COMPUTER13_SYSTEM, "Task: {instruction}"),
-        Profile("uitars", "uitars", "rel1000", _UITARS_SYSTEM, "## User Instruction\n{instruction}"),
-        Profile("uitars-1.5", "uitars", "smart", _UITARS_SYSTEM, "## User Instruction\n{instruction}"),
+        # UI-TARS agents send a plain system message, the prompt and instruction as the first user turn,
+        # and each screenshot as a user turn of its own.
+        Profile("uitars", "uitars", "rel1000", _HELPFUL, _UITARS_USER, image_turns=True),
+        Profile("uitars-1.5", "uitars", "smart", _HELPFUL, _UITARS_USER, image_turns=True),
         Profile("qwen2.5-vl", "pyautogui", "smart", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
         Profile("opencua", "pyautogui", "norm", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
     )
