@@ -27,7 +27,7 @@ from osw_studio.core.actions import Action, Fail
 from osw_studio.core.errors import EvaluationError, OswError
 from osw_studio.core.task import Evaluator, GetterSpec, SetupStep, Task
 from osw_studio.evaluation.getters.files import FileMissing
-from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext, Verdict
+from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext, NoValue, Verdict
 from osw_studio.evaluation.result import EvaluationResult, GetterOutcome, MetricOutcome, summarize
 
 if TYPE_CHECKING:
@@ -219,6 +219,9 @@ async def _fetch(ctx: GetterContext, role: str, spec: GetterSpec | None, outcome
         return None
     try:
         value = await GETTERS.get(spec.type)(ctx, spec.args)
+    except NoValue as none:
+        outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=f"None: {none}"))
+        return None
     except FileMissing as missing:
         missing.role = role
         outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=str(missing), missing=True))
