@@ -9,7 +9,11 @@ The semantics are OSWorld's (``DesktopEnv.evaluate``):
 - a list of ``func`` with ``conj`` (default ``and``) and parallel ``result``/``expected``/``options``
   lists (``null`` entries allowed): ``and`` stops at the first 0 (score 0), else averages; ``or`` stops
   at the first 1 (score 1), else takes the maximum;
-- a result file that does not exist scores that metric 0.
+- a result file that does not exist scores that metric 0;
+- a guest that answers a command with HTTP 5xx gives the getter no value (OSWorld's getters return
+  None): the metric is called with None and scores it (0 for every metric here);
+- a metric may score in [-1, 1] (SSIM can be negative) and is combined as is; a negative task score
+  is reported as 0, with OSWorld's value in the reason.
 
 An unknown ``func`` or getter raises :class:`EvaluationError` before anything runs; a metric that crashes
 raises it too, naming the metric: no score is ever invented.
@@ -167,6 +171,10 @@ def _result(
     # Metrics after a short-circuit are listed as not reached, so the UI shows all of them.
     for i in range(len(outcomes), len(funcs)):
         outcomes.append(MetricOutcome(index=i, func=funcs[i], reason="not reached"))
+    if score < 0.0:
+        # OSWorld would report the negative value; a task's score is a success rate in [0, 1].
+        reason = f"{reason} (OSWorld reports {score:g}; a task scores at least 0)"
+        score = 0.0
     return EvaluationResult(task_id=task_id, score=score, conj=conj, reason=reason, metrics=outcomes)
 
 
@@ -203,9 +211,10 @@ async def _score_one(
         ) from exc
     score, reason = (verdict.score, verdict.reason) if isinstance(verdict, Verdict) else (verdict, "")
     score = float(score)
-    if not 0.0 <= score <= 1.0:
+    # SSIM-based metrics (compare_images) may be negative, as in OSWorld; nothing goes below -1.
+    if not -1.0 <= score <= 1.0:
         raise EvaluationError(
-            f"metric {name!r} gave {score}, outside [0, 1]", where=f"evaluator.func[{index}]"
+            f"metric {name!r} gave {score}, outside [-1, 1]", where=f"evaluator.func[{index}]"
         )
     outcome.score = score
     outcome.reason = reason or (
