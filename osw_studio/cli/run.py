@@ -16,6 +16,8 @@ import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.cli.eval_run import EVALUATOR_HELP, EVALUATORS
+
 if TYPE_CHECKING:
     from osw_studio.core.actions import Action
     from osw_studio.core.errors import OswError
@@ -60,6 +62,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
     run.add_argument("--out", metavar="DIR", help="runs folder (default: settings output_dir, else ./runs)")
+    run.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
     run.set_defaults(handler=_run)
 
 
@@ -102,6 +105,8 @@ async def _session(args: argparse.Namespace) -> int:
         max_steps=args.max_steps or settings.evaluation.max_steps,
         mode="approve" if args.approve else "auto",
         observe_accessibility=profile.agent == "osworld" and profile.observation_type != "screenshot",
+        evaluator=args.evaluator or settings.evaluation.evaluator,
+        reference_python=settings.evaluation.reference_python,
     )
     out = Path(args.out or settings.evaluation.output_dir or "runs")
     print(f"task {entry.task.id} ({entry.domain}): {entry.task.instruction}")

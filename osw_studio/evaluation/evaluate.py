@@ -25,7 +25,7 @@ import asyncio
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from osw_studio.core.actions import Action, Fail
 from osw_studio.core.errors import EvaluationError, OswError
@@ -43,6 +43,14 @@ StepRunner = Callable[[Sequence[SetupStep]], Awaitable[None]]
 """Runs ``postconfig`` steps on the guest."""
 
 
+class MetricScorer(Protocol):
+    """Scores a metric by name instead of our registry (``--evaluator osworld``)."""
+
+    async def score(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
+        """The score of ``metric(*args, **options)``."""
+        ...
+
+
 def ended_with_fail(actions: Sequence[Action]) -> bool:
     """Whether the agent's last action was FAIL (OSWorld's ``action_history[-1] == "FAIL"``).
 
@@ -53,11 +61,14 @@ def ended_with_fail(actions: Sequence[Action]) -> bool:
     return bool(actions) and isinstance(actions[-1], Fail)
 
 
-def check_names(evaluator: Evaluator) -> None:
-    """Raise :class:`EvaluationError` naming the first func, getter or option that is not implemented."""
+def check_names(evaluator: Evaluator, *, metrics: bool = True) -> None:
+    """Raise :class:`EvaluationError` naming the first func, getter or option that is not implemented.
+
+    With ``metrics=False`` only the getters are checked (OSWorld's own functions score the metrics).
+    """
     options = _per_metric(evaluator.options, len(evaluator.funcs))
     for i, name in enumerate(evaluator.funcs):
-        if name == "infeasible":
+        if name == "infeasible" or not metrics:
             continue
         missing = METRICS.entry(name).missing_features(options[i])
         if missing:
@@ -79,6 +90,7 @@ async def evaluate(
     cache_dir: Path | None = None,
     task_dir: Path | None = None,
     run_steps: StepRunner | None = None,
+    metrics: MetricScorer | None = None,
 ) -> EvaluationResult:
     """Score the guest's end state for ``task`` after the agent performed ``actions``.
 
@@ -93,19 +105,21 @@ async def evaluate(
         task_dir: The task file's folder, for ``cloud_file`` URLs that are relative paths (default: the
             folder the env was last reset with).
         run_steps: Runs the ``postconfig`` steps (default: the setup-step executor on ``env.guest``).
+        metrics: Scores the metrics instead of ours (``--evaluator osworld``:
+            :class:`osw_studio.evaluation.osworld.OSWorldMetrics`); the getters stay ours.
 
     Raises:
         EvaluationError: An unknown func or getter, an option it does not implement, a malformed
             evaluator, or a metric that crashed.
         GuestError: The guest failed while running postconfig or fetching a state.
     """
-    check_names(task.evaluator)
+    check_names(task.evaluator, metrics=metrics is None)
     task_dir = task_dir or env.task_dir
     cache_dir = cache_dir or env.asset_cache
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="osw-eval-") as tmp:
-            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps)
-    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps)
+            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps, metrics)
+    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps, metrics)
 
 
 async def _evaluate(
@@ -115,6 +129,7 @@ async def _evaluate(
     cache_root: Path,
     task_dir: Path | None,
     run_steps: StepRunner | None,
+    metrics: MetricScorer | None,
 ) -> EvaluationResult:
     evaluator = task.evaluator
     if evaluator.postconfig:
@@ -134,11 +149,16 @@ async def _evaluate(
     task_cache = cache_root / task.id
     task_cache.mkdir(parents=True, exist_ok=True)
     ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir)
-    return await score_evaluator(ctx, task.id, evaluator)
+    return await score_evaluator(ctx, task.id, evaluator, metrics=metrics)
 
 
-async def score_evaluator(ctx: GetterContext, task_id: str, evaluator: Evaluator) -> EvaluationResult:
-    """Fetch the states and combine the metrics' scores (everything after postconfig and FAIL)."""
+async def score_evaluator(
+    ctx: GetterContext, task_id: str, evaluator: Evaluator, *, metrics: MetricScorer | None = None
+) -> EvaluationResult:
+    """Fetch the states and combine the metrics' scores (everything after postconfig and FAIL).
+
+    ``metrics`` scores the metrics instead of our registry (see :func:`evaluate`).
+    """
     funcs = evaluator.funcs
     n = len(funcs)
     results = _per_metric(evaluator.result, n)
@@ -150,7 +170,7 @@ async def score_evaluator(ctx: GetterContext, task_id: str, evaluator: Evaluator
     outcomes: list[MetricOutcome] = []
     scores: list[float] = []
     for i, name in enumerate(funcs):
-        outcome = await _score_one(ctx, i, name, results[i], expecteds[i], options[i] or {})
+        outcome = await _score_one(ctx, i, name, results[i], expecteds[i], options[i] or {}, metrics)
         outcomes.append(outcome)
         assert outcome.score is not None
         scores.append(outcome.score)
@@ -185,6 +205,7 @@ async def _score_one(
     result_spec: GetterSpec | None,
     expected_spec: GetterSpec | None,
     options: dict[str, Any],
+    metrics: MetricScorer | None = None,
 ) -> MetricOutcome:
     outcome = MetricOutcome(index=index, func=name, options=options)
     try:
@@ -195,6 +216,10 @@ async def _score_one(
         outcome.reason = f"{missing.role} file missing: {missing.path}"
         return outcome
 
+    if metrics is not None:
+        args = [result, expected] if expected is not None else [result]
+        score = await metrics.score(name, args, options)
+        return _scored(outcome, name, index, score, f"OSWorld's {name} scored {score:g}")
     func = METRICS.get(name)
     try:
         if expected is not None:
@@ -210,7 +235,10 @@ async def _score_one(
             hint="check the task's options for this metric and the fetched files",
         ) from exc
     score, reason = (verdict.score, verdict.reason) if isinstance(verdict, Verdict) else (verdict, "")
-    score = float(score)
+    return _scored(outcome, name, index, float(score), reason)
+
+
+def _scored(outcome: MetricOutcome, name: str, index: int, score: float, reason: str) -> MetricOutcome:
     # SSIM-based metrics (compare_images) may be negative, as in OSWorld; nothing goes below -1.
     if not -1.0 <= score <= 1.0:
         raise EvaluationError(

@@ -62,6 +62,10 @@ class EpisodeConfig:
             ``evaluate``); missing phases use :data:`DEFAULT_PHASE_TIMEOUTS`.
         settle: The wait for a stable screen after each action.
         observe_accessibility: Whether to grab the accessibility tree with each observation.
+        evaluator: Who scores the end state: ``osw-studio`` (our metrics, the default) or ``osworld``
+            (OSWorld's own metric functions in the side environment, over the files our getters fetched).
+        reference_python: The side environment's interpreter for ``osworld`` (None: the default, see
+            :func:`osw_studio.evaluation.osworld.reference_python`).
     """
 
     max_steps: int = 30
@@ -69,6 +73,8 @@ class EpisodeConfig:
     phase_timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PHASE_TIMEOUTS))
     settle: SettlePolicy = field(default_factory=SettlePolicy)
     observe_accessibility: bool = False
+    evaluator: Literal["osw-studio", "osworld"] = "osw-studio"
+    reference_python: str | None = None
 
     def timeout(self, phase: str) -> float:
         """Seconds allowed for ``phase``."""

@@ -51,6 +51,7 @@ class SuiteRequest:
         backend: ``local`` (envs in this process) or ``ray`` (each env a Ray actor).
         address: The Ray cluster address (None: start a local Ray instance).
         env_options: Extra options for every env's ``create`` (the app passes its own, e.g. for tests).
+        evaluator: ``osw-studio`` or ``osworld`` (None: the settings' ``evaluation.evaluator``).
     """
 
     suite: str | Path
@@ -67,6 +68,7 @@ class SuiteRequest:
     backend: Literal["local", "ray"] = "local"
     address: str | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
+    evaluator: Literal["osw-studio", "osworld"] | None = None
 
 
 @dataclass
@@ -188,6 +190,8 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
         episode=EpisodeConfig(
             max_steps=max_steps,
             observe_accessibility=profile.observation_type != "screenshot" and profile.agent == "osworld",
+            evaluator=request.evaluator or settings.evaluation.evaluator,
+            reference_python=settings.evaluation.reference_python,
         ),
         task_timeout=request.task_timeout,
         recycle=request.recycle or ("task" if provider == "local" else "error"),

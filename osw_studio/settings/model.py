@@ -124,6 +124,13 @@ class Evaluation(_Section):
     action_space: ActionSpace = "pyautogui"
     save_screenshots: bool = True
     output_dir: str | None = None
+    evaluator: Literal["osw-studio", "osworld"] = Field(
+        default="osw-studio",
+        description="who scores: our metrics, or OSWorld's own functions in the side environment",
+    )
+    reference_python: str | None = Field(
+        default=None, description="the side environment's python for evaluator osworld (default .venv-ref)"
+    )
 
     @field_validator("screen_resolution", mode="before")
     @classmethod

@@ -124,7 +124,13 @@ class Services:
             settings=dump_settings(self.settings),
             secrets=self.secrets,
         )
-        config = EpisodeConfig(max_steps=self.settings.evaluation.max_steps, mode=mode)
+        evaluation = self.settings.evaluation
+        config = EpisodeConfig(
+            max_steps=evaluation.max_steps,
+            mode=mode,
+            evaluator=evaluation.evaluator,
+            reference_python=evaluation.reference_python,
+        )
         return Episode(entry.task, agent, env, config=config, store=store, domain=entry.domain)
 
     async def _close_env(self) -> None:
