@@ -19,14 +19,13 @@ import os
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
 from osw_studio.core.errors import EvaluationError
+from osw_studio.settings.model import EvaluatorKind
 
-EvaluatorName = Literal["osw-studio", "osworld"]
-"""Who scores: our metrics (the default) or OSWorld's own, in the side environment."""
-
-EVALUATORS: tuple[EvaluatorName, ...] = ("osw-studio", "osworld")
+EVALUATORS: tuple[str, ...] = get_args(EvaluatorKind)
+"""Who may score: our metrics (the default) or OSWorld's own, in the side environment."""
 
 WORKER = Path(__file__).with_name("osworld_worker.py")
 CHECKOUT = Path(__file__).resolve().parents[2]

@@ -30,6 +30,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric compare_config",
         "metric compare_csv",
         "metric compare_docx_files",
+        "metric compare_docx_images",
         "metric compare_docx_tables",
         "metric compare_font_names",
         "metric compare_images",

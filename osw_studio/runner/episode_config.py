@@ -12,6 +12,7 @@ from typing import Literal
 from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
 from osw_studio.runner.settle import SettlePolicy
+from osw_studio.settings.model import EvaluatorKind
 
 
 class EpisodeState(StrEnum):
@@ -73,7 +74,7 @@ class EpisodeConfig:
     phase_timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PHASE_TIMEOUTS))
     settle: SettlePolicy = field(default_factory=SettlePolicy)
     observe_accessibility: bool = False
-    evaluator: Literal["osw-studio", "osworld"] = "osw-studio"
+    evaluator: EvaluatorKind = "osw-studio"
     reference_python: str | None = None
 
     def timeout(self, phase: str) -> float:

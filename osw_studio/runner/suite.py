@@ -19,7 +19,7 @@ from osw_studio.runner.batch import Batch, Worker
 from osw_studio.runner.episode import EpisodeConfig
 from osw_studio.runner.slot import AgentMaker, EnvMaker, EnvSlot, SlotConfig
 from osw_studio.runner.summary import RUNS_DIR, BatchSummary
-from osw_studio.settings.model import ResolvedProfile, Settings
+from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
 AGENTS = ("replay", "osworld", "uitars")
@@ -68,7 +68,7 @@ class SuiteRequest:
     backend: Literal["local", "ray"] = "local"
     address: str | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
-    evaluator: Literal["osw-studio", "osworld"] | None = None
+    evaluator: EvaluatorKind | None = None
 
 
 @dataclass

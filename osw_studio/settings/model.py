@@ -53,6 +53,8 @@ DEFAULT_PROFILE = "default"
 """The profile made of the top-level ``model_provider`` and ``agent`` sections."""
 
 ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
+EvaluatorKind = Literal["osw-studio", "osworld"]
+"""Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
 ProviderKind = Literal["local", "remote", "docker"]
@@ -124,7 +126,7 @@ class Evaluation(_Section):
     action_space: ActionSpace = "pyautogui"
     save_screenshots: bool = True
     output_dir: str | None = None
-    evaluator: Literal["osw-studio", "osworld"] = Field(
+    evaluator: EvaluatorKind = Field(
         default="osw-studio",
         description="who scores: our metrics, or OSWorld's own functions in the side environment",
     )

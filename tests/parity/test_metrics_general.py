@@ -55,6 +55,16 @@ def _string_cases() -> list[Case]:
         want = rules["expected"]
         for i, got in enumerate([want, want.upper(), want[: len(want) // 2], "", want + " extra"]):
             out.append(Case(f"fuzzy_match-{tid}-{i}", "fuzzy_match", (got, rules)))
+    for i, (got, want) in enumerate(
+        [
+            ("Los Angeles", "Los Angeles"),
+            ("los angeles", "Los Angeles"),
+            ("LA", "Los Angeles"),
+            ("", "x"),
+            ("", ""),
+        ]
+    ):
+        out.append(Case(f"fuzzy_match-own-{i}", "fuzzy_match", (got, {"expected": want})))
     for tid, rules, _ in rules_of("is_extension_installed"):
         listing = f"ms-toolsai.jupyter\n{rules['expected']}\nredhat.java\n"
         out.append(Case(f"extension-{tid}-pass", "is_extension_installed", (listing, rules)))
@@ -289,6 +299,10 @@ def _file_cases() -> list[Case]:
                 f"line_number-{tid}-short", "check_line_number", (_text("sar3.txt", "00:00:01\n" * 3), rules)
             )
         )
+    odd = _text("odd-times.txt", "24:00:00 x\n23:59:60 y\n9:00:00 z\nno time\n")
+    for want in ("1", "2", "3"):
+        out.append(Case(f"line_number-odd-{want}", "check_line_number", (odd, {"expected": want})))
+    out.append(Case("line_number-none", "check_line_number", (None, {"expected": "1"})))
 
     listing = (
         "org.gnome.Nautilus.Org.gnome.Nautilus  OSWorld\nOrchis-theme\nopenjdk-17-jre\nAttachment added!\n"
