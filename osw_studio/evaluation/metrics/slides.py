@@ -35,7 +35,14 @@ _DEFAULTS = {
     "examine_image_size": False,
     "examine_modify_height": False,
 }
-_OTHER_OPTIONS = {"approximately_tolerance", "enable_debug"}
+_OTHER_OPTIONS = {
+    "approximately_tolerance",
+    "enable_debug",
+    "examine_run_count",
+    "examine_shape_lenient_height",
+}
+# examine_run_count and examine_shape_lenient_height are passed by tasks but not read by OSWorld's
+# desktop-env 1.0.2 (the reference): run counts are always compared and heights are never lenient.
 # Keys starting with "_" are comments in task files (e.g. "_note").
 _PICTURE, _TABLE, _FREEFORM = 13, 19, 5
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
