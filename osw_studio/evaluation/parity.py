@@ -52,6 +52,12 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric literal_match",
         "metric match_in_list",
         "metric run_sqlite3",
+        "getter cache_file",
+        "getter rule",
+        "getter vm_command_error",
+        "getter vm_command_line",
+        "getter vm_file",
+        "getter vm_screen_size",
     }
 )
 """``"<kind> <name>"`` of every metric and getter with differential tests against the reference."""
