@@ -53,11 +53,17 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric match_in_list",
         "metric run_sqlite3",
         "getter cache_file",
+        "getter cloud_file",
+        "getter content_from_vm_file",
+        "getter gimp_config_file",
+        "getter list_directory",
         "getter rule",
         "getter vm_command_error",
         "getter vm_command_line",
         "getter vm_file",
         "getter vm_screen_size",
+        "getter vm_terminal_output",
+        "getter vlc_config",
     }
 )
 """``"<kind> <name>"`` of every metric and getter with differential tests against the reference."""

@@ -26,8 +26,8 @@ def test_coverage_json_lists_each_name_with_its_parity(
     table = names["metric compare_table"]
     assert table["tasks"] >= 50 and table["implemented"] and table["differential_tested"]
     assert names["getter vm_file"]["implemented"] and names["getter vm_file"]["differential_tested"]
-    assert names["getter cloud_file"]["implemented"]
-    assert not names["getter cloud_file"]["differential_tested"]
+    assert names["getter vm_wallpaper"]["implemented"]
+    assert not names["getter vm_wallpaper"]["differential_tested"]
     assert all(n["implemented"] for key, n in names.items() if n["differential_tested"])
     # Sorted by how many tasks use a name, most first.
     counts = [n["tasks"] for n in names.values()]

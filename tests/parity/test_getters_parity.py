@@ -9,7 +9,9 @@ side with its own cache folder; values must be equal, files byte for byte.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,16 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guest]:
         (home / "data").mkdir()
         (home / "data" / "a.csv").write_bytes(b"a,b\n1,2\n")
         (home / "data" / "b.bin").write_bytes(bytes(range(256)))
+        (home / ".config" / "vlc").mkdir(parents=True)
+        (home / ".config" / "vlc" / "vlcrc").write_text("[qt]\nqt-privacy-ask=0\n", encoding="utf-8")
+        (home / ".config" / "GIMP" / "2.10").mkdir(parents=True)
+        (home / ".config" / "GIMP" / "2.10" / "gimprc").write_text('(theme "Light")\n', encoding="utf-8")
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        for row in [["Name", "Qty", "Price"], ["Apple", 3, 1.25], ["Banana", 12, 0.5]]:
+            book.active.append(row)
+        book.save(home / "data" / "sheet.xlsx")
         yield Guest(url, home)
     finally:
         for process in reversed(processes):
@@ -54,6 +66,7 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guest]:
 ENV = """
 class Env:
     vm_ip = "127.0.0.1"
+    vm_platform = "Linux"
     server_port = {port}
     cache_dir = {cache!r}
     controller = load("desktop_env.controllers.python").PythonController("127.0.0.1", {port})
@@ -66,6 +79,12 @@ THEIRS = {
     "cache_file": ("desktop_env.evaluators.getters.file", "get_cache_file"),
     "vm_screen_size": ("desktop_env.evaluators.getters.info", "get_vm_screen_size"),
     "rule": ("desktop_env.evaluators.getters.misc", "get_rule"),
+    "cloud_file": ("desktop_env.evaluators.getters.file", "get_cloud_file"),
+    "content_from_vm_file": ("desktop_env.evaluators.getters.file", "get_content_from_vm_file"),
+    "list_directory": ("desktop_env.evaluators.getters.info", "get_list_directory"),
+    "vm_terminal_output": ("desktop_env.evaluators.getters.general", "get_vm_terminal_output"),
+    "vlc_config": ("desktop_env.evaluators.getters.vlc", "get_vlc_config"),
+    "gimp_config_file": ("desktop_env.evaluators.getters.gimp", "get_gimp_config_file"),
 }
 
 
@@ -104,6 +123,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("stderr-none", "vm_command_error", {"command": ["true"]}),
     ("screen", "vm_screen_size", {}),
     ("rule", "rule", {"rules": {"expected": ["a", 1, None], "nested": {"k": True}}}),
+    ("terminal", "vm_terminal_output", {}),
 ]
 
 
@@ -178,3 +198,72 @@ def test_the_getters_compared_here_are_listed_as_differential_tested() -> None:
 
     listed = {n.split(" ", 1)[1] for n in DIFFERENTIAL_TESTED if n.startswith("getter ")}
     assert listed == set(THEIRS)
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec"),
+    [
+        ("list_directory", {"path": "{home}/data"}),
+        (
+            "content_from_vm_file",
+            {"path": "{home}/data/sheet.xlsx", "file_type": "xlsx", "file_content": "last_row"},
+        ),
+    ],
+    ids=["list_directory", "content_from_vm_file"],
+)
+async def test_guest_value_getter_agrees(
+    metric_reference: Reference, guest: Guest, tmp_path: Path, kind: str, spec: dict[str, Any]
+) -> None:
+    spec = {k: v.format(home=guest.home) if isinstance(v, str) else v for k, v in spec.items()}
+    for side in ("ours", "theirs"):
+        (tmp_path / side).mkdir()
+    a = await ours(guest, tmp_path / "ours", kind, spec)
+    b = theirs(metric_reference, guest, tmp_path / "theirs", kind, spec)
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec"),
+    [("vlc_config", {"dest": "vlcrc"}), ("gimp_config_file", {"file_name": "gimprc", "dest": "gimprc"})],
+    ids=["vlc_config", "gimp_config_file"],
+)
+async def test_app_config_getter_agrees(
+    metric_reference: Reference, guest: Guest, tmp_path: Path, kind: str, spec: dict[str, Any]
+) -> None:
+    ours_dir, theirs_dir = tmp_path / "ours", tmp_path / "theirs"
+    ours_dir.mkdir()
+    theirs_dir.mkdir()
+    a = await ours(guest, ours_dir, kind, spec)
+    b = theirs(metric_reference, guest, theirs_dir, kind, spec)
+    _same_files(a, b, ours_dir, theirs_dir)
+
+
+class _Files(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"gold,file\n1,2\n" if self.path == "/gold.csv" else b""
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+async def test_cloud_file_agrees(metric_reference: Reference, guest: Guest, tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/gold.csv"
+        spec = {"multi": True, "path": [url, url], "dest": ["gold.csv", "again.csv"], "gives": [0, 1]}
+        ours_dir, theirs_dir = tmp_path / "ours", tmp_path / "theirs"
+        ours_dir.mkdir()
+        theirs_dir.mkdir()
+        a = await ours(guest, ours_dir, "cloud_file", spec)
+        b = theirs(metric_reference, guest, theirs_dir, "cloud_file", spec)
+        _same_files(a, b, ours_dir, theirs_dir)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
