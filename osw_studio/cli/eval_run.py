@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from osw_studio.runner.suite import SuitePlan
     from osw_studio.runner.summary import TaskOutcome
 
+EVALUATORS = ("osw-studio", "osworld")  # as evaluation.osworld.EVALUATORS, which --help need not import
+EVALUATOR_HELP = (
+    "who scores the end state: osw-studio (our metrics, the default) or osworld (OSWorld's own metric "
+    "functions in the side environment, .venv-ref unless settings or OSW_REFERENCE_PYTHON say otherwise, "
+    "over the files our getters fetched); default: the evaluation.evaluator setting"
+)
 AGENTS = ("replay", "osworld", "uitars")  # as runner.suite.AGENTS, which --help need not import
 
 
@@ -84,6 +90,7 @@ def register_run(sub: Any) -> None:
         metavar="ADDR",
         help="Ray cluster address (default: start a Ray instance on this machine)",
     )
+    parser.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
     parser.set_defaults(handler=_run)
 
 
@@ -145,6 +152,7 @@ def _run(args: argparse.Namespace) -> int:
         recycle=args.recycle,
         backend=args.backend,
         address=args.address,
+        evaluator=args.evaluator,
     )
     plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
     return asyncio.run(_session(plan))

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.cli.eval_run import EVALUATOR_HELP, EVALUATORS
 from osw_studio.core.terminal import visible
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
     run.add_argument("--out", metavar="DIR", help="runs folder (default: settings output_dir, else ./runs)")
+    run.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
     run.set_defaults(handler=_run)
 
 
@@ -99,6 +101,7 @@ async def _session(args: argparse.Namespace) -> int:
         mode="approve" if args.approve else "auto",
         max_steps=args.max_steps,
         secrets=[options["token"]] if options.get("token") else (),
+        evaluator=args.evaluator,
     )
     agent = recipe.make_agent(entry)
     out = Path(args.out or settings.evaluation.output_dir or "runs")

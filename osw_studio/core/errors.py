@@ -56,7 +56,17 @@ class ActionParseError(OswError):
 
 
 class GuestError(OswError):
-    """The guest server, its display or one of its processes failed."""
+    """The guest server, its display or one of its processes failed.
+
+    Args:
+        status: The HTTP status the guest server answered with, when it answered at all.
+    """
+
+    def __init__(
+        self, message: str, *, where: str | None = None, hint: str | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(message, where=where, hint=hint)
+        self.status = status
 
 
 class ModelError(OswError):

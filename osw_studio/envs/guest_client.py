@@ -478,6 +478,7 @@ def _status_error(response: httpx.Response, url: str) -> GuestError:
         return GuestError(
             "the guest server refused the request: missing or wrong token (HTTP 401)",
             where=url,
+            status=status,
             hint="store the token the guest server printed at start (`token=...`) with "
             "`osw-studio keys set --guest URL` (or in Settings > Environment), or set OSW_GUEST_TOKEN",
         )
@@ -485,14 +486,18 @@ def _status_error(response: httpx.Response, url: str) -> GuestError:
         return GuestError(
             "the guest server has no such endpoint (HTTP 404)",
             where=url,
+            status=status,
             hint="the guest server may be an older or different version",
         )
     if status == 501:
-        return GuestError(f"the guest cannot do this (HTTP 501): {body}", where=url)
+        return GuestError(f"the guest cannot do this (HTTP 501): {body}", where=url, status=status)
     if status >= 500:
         return GuestError(
             f"the guest server failed (HTTP {status}): {body or 'no details'}",
             where=url,
+            status=status,
             hint="see the guest server's log",
         )
-    return GuestError(f"the guest server refused the request (HTTP {status}): {body}", where=url)
+    return GuestError(
+        f"the guest server refused the request (HTTP {status}): {body}", where=url, status=status
+    )

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from osw_studio.core.task import SETUP_STEP_TYPES, GetterSpec, Task
+from osw_studio.evaluation.parity import is_differential_tested
 from osw_studio.evaluation.registry import GETTERS, METRICS
 
 CREDENTIAL_STEP_TYPES = frozenset({"googledrive", "login"})
@@ -74,12 +75,40 @@ class DomainCoverage(BaseModel):
         return 100.0 * self.covered / self.tasks if self.tasks else 0.0
 
 
+class NameCoverage(BaseModel):
+    """One metric or getter the tasks use: how many use it, whether it is implemented and parity-tested."""
+
+    kind: str = Field(description="'metric' or 'getter'")
+    name: str
+    tasks: int = Field(default=0, description="tasks that use it")
+    implemented: bool = False
+    differential_tested: bool = Field(
+        default=False, description="tests/parity compares it with OSWorld's own function"
+    )
+
+
 class CoverageReport(BaseModel):
-    """Per-domain coverage and the total."""
+    """Per-domain coverage, the total, and per metric and getter name what stands behind it."""
 
     domains: list[DomainCoverage]
     total: DomainCoverage
     uncovered: dict[str, list[str]] = Field(default_factory=dict, description="task id -> missing names")
+    names: list[NameCoverage] = Field(default_factory=list, description="by tasks using them, most first")
+
+
+def used_names(task: Task) -> set[tuple[str, str]]:
+    """The ``(kind, name)`` of every metric and getter ``task`` uses (``infeasible`` is no metric).
+
+    >>> t = Task.model_validate({"id": "t", "instruction": "x", "evaluator": {
+    ...     "func": "exact_match", "result": {"type": "vm_command_line", "command": "true"},
+    ...     "expected": {"type": "rule", "rules": {"expected": ""}}}})
+    >>> sorted(used_names(t))
+    [('getter', 'rule'), ('getter', 'vm_command_line'), ('metric', 'exact_match')]
+    """
+    ev = task.evaluator
+    names = {("metric", name) for name in ev.funcs if name != "infeasible"}
+    names.update(("getter", spec.type) for spec in _specs(ev.result) + _specs(ev.expected))
+    return names
 
 
 def coverage(entries: Iterable[tuple[str, Task]]) -> CoverageReport:
@@ -89,7 +118,9 @@ def coverage(entries: Iterable[tuple[str, Task]]) -> CoverageReport:
     total = DomainCoverage(domain="all")
     all_counts: Counter[str] = Counter()
     uncovered: dict[str, list[str]] = {}
+    uses: Counter[tuple[str, str]] = Counter()
     for domain, task in entries:
+        uses.update(used_names(task))
         row = by_domain.setdefault(domain, DomainCoverage(domain=domain))
         names = missing_names(task)
         row.tasks += 1
@@ -104,8 +135,22 @@ def coverage(entries: Iterable[tuple[str, Task]]) -> CoverageReport:
     for domain, row in by_domain.items():
         row.missing = dict(counts.get(domain, Counter()).most_common())
     total.missing = dict(all_counts.most_common())
+    registered = {"metric": METRICS.names(), "getter": GETTERS.names()}
+    per_name = [
+        NameCoverage(
+            kind=kind,
+            name=name,
+            tasks=n,
+            implemented=name in registered[kind],
+            differential_tested=is_differential_tested(kind, name),
+        )
+        for (kind, name), n in sorted(uses.items(), key=lambda item: (-item[1], item[0]))
+    ]
     return CoverageReport(
-        domains=sorted(by_domain.values(), key=lambda r: r.domain), total=total, uncovered=uncovered
+        domains=sorted(by_domain.values(), key=lambda r: r.domain),
+        total=total,
+        uncovered=uncovered,
+        names=per_name,
     )
 
 

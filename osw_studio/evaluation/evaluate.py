@@ -9,7 +9,11 @@ The semantics are OSWorld's (``DesktopEnv.evaluate``):
 - a list of ``func`` with ``conj`` (default ``and``) and parallel ``result``/``expected``/``options``
   lists (``null`` entries allowed): ``and`` stops at the first 0 (score 0), else averages; ``or`` stops
   at the first 1 (score 1), else takes the maximum;
-- a result file that does not exist scores that metric 0.
+- a result file that does not exist scores that metric 0;
+- a guest that answers a command with HTTP 5xx gives the getter no value (OSWorld's getters return
+  None): the metric is called with None and scores it (0 for every metric here);
+- a metric may score in [-1, 1] (SSIM can be negative) and is combined as is; a negative task score
+  is reported as 0, with OSWorld's value in the reason.
 
 An unknown ``func`` or getter raises :class:`EvaluationError` before anything runs; a metric that crashes
 raises it too, naming the metric: no score is ever invented.
@@ -21,14 +25,14 @@ import asyncio
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from osw_studio.core.actions import Action, Fail
 from osw_studio.core.errors import EvaluationError, OswError
 from osw_studio.core.paths import check_name
 from osw_studio.core.task import Evaluator, GetterSpec, SetupStep, Task
 from osw_studio.evaluation.getters.files import FileMissing
-from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext, Verdict
+from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext, NoValue, Verdict
 from osw_studio.evaluation.result import EvaluationResult, GetterOutcome, MetricOutcome, summarize
 
 if TYPE_CHECKING:
@@ -38,6 +42,14 @@ T = TypeVar("T")
 
 StepRunner = Callable[[Sequence[SetupStep]], Awaitable[None]]
 """Runs ``postconfig`` steps on the guest."""
+
+
+class MetricScorer(Protocol):
+    """Scores a metric by name instead of our registry (``--evaluator osworld``)."""
+
+    async def score(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
+        """The score of ``metric(*args, **options)``."""
+        ...
 
 
 def ended_with_fail(actions: Sequence[Action]) -> bool:
@@ -50,11 +62,14 @@ def ended_with_fail(actions: Sequence[Action]) -> bool:
     return bool(actions) and isinstance(actions[-1], Fail)
 
 
-def check_names(evaluator: Evaluator) -> None:
-    """Raise :class:`EvaluationError` naming the first func, getter or option that is not implemented."""
+def check_names(evaluator: Evaluator, *, metrics: bool = True) -> None:
+    """Raise :class:`EvaluationError` naming the first func, getter or option that is not implemented.
+
+    With ``metrics=False`` only the getters are checked (OSWorld's own functions score the metrics).
+    """
     options = _per_metric(evaluator.options, len(evaluator.funcs))
     for i, name in enumerate(evaluator.funcs):
-        if name == "infeasible":
+        if name == "infeasible" or not metrics:
             continue
         missing = METRICS.entry(name).missing_features(options[i])
         if missing:
@@ -76,6 +91,7 @@ async def evaluate(
     cache_dir: Path | None = None,
     task_dir: Path | None = None,
     run_steps: StepRunner | None = None,
+    metrics: MetricScorer | None = None,
 ) -> EvaluationResult:
     """Score the guest's end state for ``task`` after the agent performed ``actions``.
 
@@ -90,19 +106,21 @@ async def evaluate(
         task_dir: The task file's folder, for ``cloud_file`` URLs that are relative paths (default: the
             folder the env was last reset with).
         run_steps: Runs the ``postconfig`` steps (default: the setup-step executor on ``env.guest``).
+        metrics: Scores the metrics instead of ours (``--evaluator osworld``:
+            :class:`osw_studio.evaluation.osworld.OSWorldMetrics`); the getters stay ours.
 
     Raises:
         EvaluationError: An unknown func or getter, an option it does not implement, a malformed
             evaluator, or a metric that crashed.
         GuestError: The guest failed while running postconfig or fetching a state.
     """
-    check_names(task.evaluator)
+    check_names(task.evaluator, metrics=metrics is None)
     task_dir = task_dir or env.task_dir
     cache_dir = cache_dir or env.asset_cache
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="osw-eval-") as tmp:
-            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps)
-    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps)
+            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps, metrics)
+    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps, metrics)
 
 
 async def _evaluate(
@@ -112,6 +130,7 @@ async def _evaluate(
     cache_root: Path,
     task_dir: Path | None,
     run_steps: StepRunner | None,
+    metrics: MetricScorer | None,
 ) -> EvaluationResult:
     evaluator = task.evaluator
     if evaluator.postconfig:
@@ -131,11 +150,16 @@ async def _evaluate(
     task_cache = cache_root / check_name(task.id, where="$.id")
     task_cache.mkdir(parents=True, exist_ok=True)
     ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir)
-    return await score_evaluator(ctx, task.id, evaluator)
+    return await score_evaluator(ctx, task.id, evaluator, metrics=metrics)
 
 
-async def score_evaluator(ctx: GetterContext, task_id: str, evaluator: Evaluator) -> EvaluationResult:
-    """Fetch the states and combine the metrics' scores (everything after postconfig and FAIL)."""
+async def score_evaluator(
+    ctx: GetterContext, task_id: str, evaluator: Evaluator, *, metrics: MetricScorer | None = None
+) -> EvaluationResult:
+    """Fetch the states and combine the metrics' scores (everything after postconfig and FAIL).
+
+    ``metrics`` scores the metrics instead of our registry (see :func:`evaluate`).
+    """
     funcs = evaluator.funcs
     n = len(funcs)
     results = _per_metric(evaluator.result, n)
@@ -147,7 +171,7 @@ async def score_evaluator(ctx: GetterContext, task_id: str, evaluator: Evaluator
     outcomes: list[MetricOutcome] = []
     scores: list[float] = []
     for i, name in enumerate(funcs):
-        outcome = await _score_one(ctx, i, name, results[i], expecteds[i], options[i] or {})
+        outcome = await _score_one(ctx, i, name, results[i], expecteds[i], options[i] or {}, metrics)
         outcomes.append(outcome)
         assert outcome.score is not None
         scores.append(outcome.score)
@@ -168,6 +192,10 @@ def _result(
     # Metrics after a short-circuit are listed as not reached, so the UI shows all of them.
     for i in range(len(outcomes), len(funcs)):
         outcomes.append(MetricOutcome(index=i, func=funcs[i], reason="not reached"))
+    if score < 0.0:
+        # OSWorld would report the negative value; a task's score is a success rate in [0, 1].
+        reason = f"{reason} (OSWorld reports {score:g}; a task scores at least 0)"
+        score = 0.0
     return EvaluationResult(task_id=task_id, score=score, conj=conj, reason=reason, metrics=outcomes)
 
 
@@ -178,6 +206,7 @@ async def _score_one(
     result_spec: GetterSpec | None,
     expected_spec: GetterSpec | None,
     options: dict[str, Any],
+    metrics: MetricScorer | None = None,
 ) -> MetricOutcome:
     outcome = MetricOutcome(index=index, func=name, options=options)
     try:
@@ -188,6 +217,10 @@ async def _score_one(
         outcome.reason = f"{missing.role} file missing: {missing.path}"
         return outcome
 
+    if metrics is not None:
+        args = [result, expected] if expected is not None else [result]
+        score = await metrics.score(name, args, options)
+        return _scored(outcome, name, index, score, f"OSWorld's {name} scored {score:g}")
     func = METRICS.get(name)
     try:
         if expected is not None:
@@ -203,10 +236,14 @@ async def _score_one(
             hint="check the task's options for this metric and the fetched files",
         ) from exc
     score, reason = (verdict.score, verdict.reason) if isinstance(verdict, Verdict) else (verdict, "")
-    score = float(score)
-    if not 0.0 <= score <= 1.0:
+    return _scored(outcome, name, index, float(score), reason)
+
+
+def _scored(outcome: MetricOutcome, name: str, index: int, score: float, reason: str) -> MetricOutcome:
+    # SSIM-based metrics (compare_images) may be negative, as in OSWorld; nothing goes below -1.
+    if not -1.0 <= score <= 1.0:
         raise EvaluationError(
-            f"metric {name!r} gave {score}, outside [0, 1]", where=f"evaluator.func[{index}]"
+            f"metric {name!r} gave {score}, outside [-1, 1]", where=f"evaluator.func[{index}]"
         )
     outcome.score = score
     outcome.reason = reason or (
@@ -220,6 +257,9 @@ async def _fetch(ctx: GetterContext, role: str, spec: GetterSpec | None, outcome
         return None
     try:
         value = await GETTERS.get(spec.type)(ctx, spec.args)
+    except NoValue as none:
+        outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=f"None: {none}"))
+        return None
     except FileMissing as missing:
         missing.role = role
         outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=str(missing), missing=True))

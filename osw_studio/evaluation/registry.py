@@ -41,6 +41,13 @@ MetricFunc = Callable[..., float | Verdict]
 """``metric(result, [expected,] **options) -> score``: pure, synchronous, no I/O but reading files."""
 
 
+class NoValue(Exception):
+    """A getter found no value where OSWorld's returns None (a guest that answered HTTP 500).
+
+    The metric is then called with ``None``, which OSWorld's metrics score 0; the message says why.
+    """
+
+
 @dataclass(frozen=True)
 class GetterContext:
     """What a getter may use: the guest and the task's cache folder.

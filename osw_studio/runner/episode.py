@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -603,7 +604,7 @@ class Episode:
         return record
 
     async def _score(self) -> float:
-        evaluate = self._evaluate or _default_evaluate()
+        evaluate = self._evaluate or _default_evaluate(self.config)
         actions = [a for step in self.steps for a in step.executed]
         outcome = await self._timed("evaluate", evaluate(self.env, self.task, actions), stoppable=False)
         score = float(getattr(outcome, "score", outcome))
@@ -666,7 +667,11 @@ EPISODE_SIGNALS: tuple[str, ...] = tuple(
 """The names of the episode's signals, in declaration order: the one list views relay and listen to."""
 
 
-def _default_evaluate() -> EvaluateFunc:
+def _default_evaluate(config: EpisodeConfig) -> EvaluateFunc:
     from osw_studio.evaluation.evaluate import evaluate
 
+    if config.evaluator == "osworld":
+        from osw_studio.evaluation.osworld import shared_metrics
+
+        return functools.partial(evaluate, metrics=shared_metrics(config.reference_python))
     return evaluate

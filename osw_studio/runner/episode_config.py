@@ -12,6 +12,7 @@ from typing import Literal
 from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
 from osw_studio.runner.settle import SettlePolicy
+from osw_studio.settings.model import EvaluatorKind
 
 
 class EpisodeState(StrEnum):
@@ -69,6 +70,10 @@ class EpisodeConfig:
             in approve mode. An attended episode pauses and asks; an unattended one never waits for anyone.
         call_user_tries: Unattended, how many ``call_user`` hand-backs count as a wait before the episode
             fails (0: the first fails, as DART-GUI does; UI-TARS in OSWorld: 3). None: the agent's own.
+        evaluator: Who scores the end state: ``osw-studio`` (our metrics, the default) or ``osworld``
+            (OSWorld's own metric functions in the side environment, over the files our getters fetched).
+        reference_python: The side environment's interpreter for ``osworld`` (None: the default, see
+            :func:`osw_studio.evaluation.osworld.reference_python`).
     """
 
     max_steps: int = 30
@@ -79,6 +84,8 @@ class EpisodeConfig:
     hold_on_model_error: bool = False
     attended: bool | None = None
     call_user_tries: int | None = None
+    evaluator: EvaluatorKind = "osw-studio"
+    reference_python: str | None = None
 
     @property
     def is_attended(self) -> bool:

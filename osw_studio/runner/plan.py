@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from osw_studio.runner.episode import Episode, EpisodeConfig, EvaluateFunc
-from osw_studio.settings.model import ResolvedProfile, Settings
+from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ def plan_recipe(
     agent_factory: AgentFactory | None = None,
     hold_on_model_error: bool = False,
     attended: bool | None = None,
+    evaluator: EvaluatorKind | None = None,
 ) -> RunRecipe:
     """Read the settings for a session of runs.
 
@@ -114,6 +115,7 @@ def plan_recipe(
         secrets: More values no run store may hold (guest tokens).
         agent_factory: Builds agents instead of the agent registry (the app's tests script them).
         hold_on_model_error: A failed model call waits for a person's retry instead of ending the run.
+        evaluator: Who scores runs (``osw-studio`` or ``osworld``; default: ``evaluation.evaluator``).
         attended: Whether a person answers the agent's ``call_user`` (the app: yes; ``--approve``: by
             default, as approve mode; a suite: never).
 
@@ -135,6 +137,8 @@ def plan_recipe(
         mode=mode,
         hold_on_model_error=hold_on_model_error,
         attended=attended,
+        evaluator=evaluator or settings.evaluation.evaluator,
+        reference_python=settings.evaluation.reference_python,
     )
     run_meta = {
         "provider": provider,

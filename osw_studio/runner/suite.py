@@ -18,7 +18,7 @@ from osw_studio.envs.choice import EnvChoice, parse_provider
 from osw_studio.runner.batch import Batch, Worker
 from osw_studio.runner.slot import AgentMaker, EnvMaker, EnvSlot, SlotConfig
 from osw_studio.runner.summary import RUNS_DIR, BatchSummary
-from osw_studio.settings.model import ResolvedProfile, Settings
+from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
 AGENTS = ("replay", "osworld", "uitars")
@@ -50,6 +50,7 @@ class SuiteRequest:
         backend: ``local`` (envs in this process) or ``ray`` (each env a Ray actor).
         address: The Ray cluster address (None: start a local Ray instance).
         env_options: Extra options for every env's ``create`` (the app passes its own, e.g. for tests).
+        evaluator: ``osw-studio`` or ``osworld`` (None: the settings' ``evaluation.evaluator``).
     """
 
     suite: str | Path
@@ -66,6 +67,7 @@ class SuiteRequest:
     backend: Literal["local", "ray"] = "local"
     address: str | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
+    evaluator: EvaluatorKind | None = None
 
 
 @dataclass
@@ -184,6 +186,7 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
         provider=provider,
         max_steps=request.max_steps,
         secrets=sorted(tokens),
+        evaluator=request.evaluator,
     )
     api_key = recipe.api_key
     max_steps = recipe.config.max_steps

@@ -53,6 +53,8 @@ DEFAULT_PROFILE = "default"
 """The profile made of the top-level ``model_provider`` and ``agent`` sections."""
 
 ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
+EvaluatorKind = Literal["osw-studio", "osworld"]
+"""Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
 PromptSource = Literal["own", "reference"]
@@ -129,6 +131,13 @@ class Evaluation(_Section):
     action_space: ActionSpace = "pyautogui"
     save_screenshots: bool = True
     output_dir: str | None = None
+    evaluator: EvaluatorKind = Field(
+        default="osw-studio",
+        description="who scores: our metrics, or OSWorld's own functions in the side environment",
+    )
+    reference_python: str | None = Field(
+        default=None, description="the side environment's python for evaluator osworld (default .venv-ref)"
+    )
 
     @field_validator("screen_resolution", mode="before")
     @classmethod

@@ -41,7 +41,7 @@ from osw_studio.settings import (
     Settings,
     save_settings,
 )
-from osw_studio.settings.model import AgentKind, NetworkMode, ObservationType, ProviderKind
+from osw_studio.settings.model import AgentKind, EvaluatorKind, NetworkMode, ObservationType, ProviderKind
 from osw_studio.settings.secrets import (
     delete_key,
     find_api_key,
@@ -140,6 +140,12 @@ class SettingsDialog(QDialog):
         self.observation = QComboBox()
         self.observation.addItems(list(get_args(ObservationType)))
         self.max_steps = QSpinBox(minimum=1, maximum=1000)
+        self.evaluator = QComboBox()
+        self.evaluator.addItems(list(get_args(EvaluatorKind)))
+        self.evaluator.setToolTip(
+            "osw-studio: our metrics (fast, light). osworld: OSWorld's own metric functions in the side "
+            "environment (.venv-ref), over the files our getters fetched"
+        )
         agent_box = QGroupBox("Sampling and observation")
         form2 = QFormLayout(agent_box)
         form2.addRow("Temperature", self.temperature)
@@ -147,6 +153,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Max tokens", self.max_tokens)
         form2.addRow("Observation", self.observation)
         form2.addRow("Max steps", self.max_steps)
+        form2.addRow("Evaluator", self.evaluator)
 
         self.width_box = QSpinBox(minimum=320, maximum=7680)
         self.height_box = QSpinBox(minimum=200, maximum=4320)
@@ -235,6 +242,7 @@ class SettingsDialog(QDialog):
         self.width_box.setValue(ev.screen_resolution[0])
         self.height_box.setValue(ev.screen_resolution[1])
         self.max_steps.setValue(ev.max_steps)
+        self.evaluator.setCurrentText(ev.evaluator)
         env = settings.environment
         self.provider.setCurrentText(env.provider)
         self.remote_url.setText(env.url or "")
@@ -440,6 +448,7 @@ class SettingsDialog(QDialog):
                 update={
                     "screen_resolution": (self.width_box.value(), self.height_box.value()),
                     "max_steps": self.max_steps.value(),
+                    "evaluator": self.evaluator.currentText(),
                 }
             )
             environment = EnvironmentSettings.model_validate(

@@ -165,9 +165,9 @@ async def test_unknown_func_getter_or_option_raises_naming_it() -> None:
         "func": "compare_pptx_files",
         "result": {"type": "vm_file", "path": "/a", "dest": "a"},
         "expected": {"type": "vm_file", "path": "/b", "dest": "b"},
-        "options": {"examine_run_count": False},
+        "options": {"examine_sparkles": False},
     }
-    with pytest.raises(EvaluationError, match="compare_pptx_files:examine_run_count"):
+    with pytest.raises(EvaluationError, match="compare_pptx_files:examine_sparkles"):
         await evaluate(ENV, task(pptx), [])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +16,18 @@ def reference() -> Iterator[Reference]:
     worker = start_reference()
     yield worker
     worker.close()
+
+
+@pytest.fixture(scope="session")
+def metric_reference(reference: Reference) -> Reference:
+    """The reference worker, with stand-ins for the heavy imports of OSWorld's metric modules."""
+    from tests.parity.metric_check import HEAVY
+
+    reference.stub(*HEAVY)
+    return reference
+
+
+@pytest.fixture(scope="session")
+def metric_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder per session for the generated files the differential cases share."""
+    return tmp_path_factory.mktemp("metric-files")

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from osw_studio.core.errors import EvaluationError
+from osw_studio.core.errors import EvaluationError, GuestError
 from osw_studio.core.task import shell_flag
 from osw_studio.envs.guest_client import CommandResult
 from osw_studio.evaluation.getters.files import FileMissing, get_vm_file
-from osw_studio.evaluation.registry import GetterContext, getter
+from osw_studio.evaluation.registry import GetterContext, NoValue, getter
 
 
 async def _execute(ctx: GetterContext, command: str | list[str], shell: Any = False) -> CommandResult:
-    return await ctx.guest.execute(command, shell=shell_flag(shell))
+    try:
+        return await ctx.guest.execute(command, shell=shell_flag(shell))
+    except GuestError as exc:
+        # A guest that answers but fails the command (HTTP 5xx) gives OSWorld's getter None, which its
+        # metrics score 0; a guest that cannot be reached, or refuses the token, stays an error.
+        if exc.status is not None and exc.status >= 500:
+            raise NoValue(f"the guest failed the command (HTTP {exc.status})") from exc
+        raise
 
 
 @getter("vm_command_line")

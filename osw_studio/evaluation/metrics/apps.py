@@ -66,7 +66,8 @@ def check_thunderbird_prefs(result: str | None, rule: dict[str, Any]) -> float:
                 continue
             key, value = m.group("key"), json.loads(m.group("val"))
             if key in expect:
-                found[key] = found[key] or match_value_to_rule(value, expect[key])
+                # The last line that sets a key is the value Thunderbird uses.
+                found[key] = match_value_to_rule(value, expect[key])
             elif key in unexpect:
                 clean = clean and not match_value_to_rule(value, unexpect[key])
     return float(all(found.values()) and clean)

@@ -17,14 +17,60 @@ def _document(path: str) -> Any:
     return Document(path)
 
 
+def _open(path: str) -> Any | None:
+    """The document, or None when it cannot be read (OSWorld scores an unreadable document 0)."""
+    try:
+        return _document(path)
+    except Exception:
+        return None
+
+
 def _squash(paragraphs: list[str], ignore_case: bool) -> str:
     text = re.sub(r"\s+", " ", "\n".join(paragraphs)).strip()
     return text.lower() if ignore_case else text
 
 
+_ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+
+
+def odt_paragraphs(path: str) -> list[str]:
+    """The texts of an OpenDocument text's ``text:p`` paragraphs, as OSWorld reads them.
+
+    Paragraphs of ``styles.xml`` (headers, footers) come first, then those of ``content.xml``, in
+    document order; a paragraph's text is its own text nodes and those directly inside its
+    ``text:span`` children (spaces written as ``text:s``, tabs and nested spans are not text).
+    """
+    import zipfile
+
+    import lxml.etree
+
+    out: list[str] = []
+    with zipfile.ZipFile(path) as z:
+        names = set(z.namelist())
+        for part in ("styles.xml", "content.xml"):
+            if part not in names:
+                continue
+            root = lxml.etree.fromstring(z.read(part))
+            for p in root.iter(f"{{{_ODF_TEXT}}}p"):
+                pieces = [p.text or ""]
+                for child in p:
+                    if child.tag == f"{{{_ODF_TEXT}}}span":
+                        pieces.append(child.text or "")
+                        pieces.extend(grandchild.tail or "" for grandchild in child)
+                    pieces.append(child.tail or "")
+                out.append("".join(pieces))
+    return out
+
+
+def _paragraph_texts(path: str) -> list[str]:
+    if path.endswith(".odt"):
+        return odt_paragraphs(path)
+    return [p.text for p in _document(path).paragraphs]
+
+
 @metric("compare_docx_files")
 def compare_docx_files(result: str | None, expected: str | None, **options: Any) -> Verdict:
-    """Compare two documents' paragraph texts.
+    """Compare two documents' paragraph texts (two ``.docx`` or two ``.odt`` files).
 
     Options (OSWorld's defaults): ``ignore_blanks`` (True: compare the whole text with whitespace runs
     squashed), ``ignore_case``, ``ignore_order`` (sort paragraphs), ``content_only`` (fuzzy ratio of
@@ -34,14 +80,13 @@ def compare_docx_files(result: str | None, expected: str | None, **options: Any)
     ignore_case = options.get("ignore_case", False)
     if not result or not expected:
         return Verdict(0.0, "a file path is empty")
-    if not (result.endswith(".docx") and expected.endswith(".docx")):
-        return Verdict(0.0, "only .docx files are compared")
+    kinds = {result.rsplit(".", 1)[-1], expected.rsplit(".", 1)[-1]}
+    if kinds not in ({"docx"}, {"odt"}):
+        return Verdict(0.0, "only two .docx or two .odt files are compared")
     try:
-        doc1, doc2 = _document(result), _document(expected)
+        p1, p2 = _paragraph_texts(result), _paragraph_texts(expected)
     except Exception as exc:  # OSWorld scores an unreadable document 0
         return Verdict(0.0, f"cannot open a document: {exc}")
-    p1 = [p.text for p in doc1.paragraphs]
-    p2 = [p.text for p in doc2.paragraphs]
     if options.get("ignore_order", False):
         p1, p2 = sorted(p1), sorted(p2)
     if options.get("delete_empty_lines", False):
@@ -101,6 +146,9 @@ def compare_docx_images(result: str | None, expected: str | None) -> Verdict:
     if not result or not expected:
         return Verdict(0.0, "a file path is empty")
 
+    if _open(result) is None or _open(expected) is None:
+        return Verdict(0.0, "cannot open a document")
+
     def images(path: str) -> list[bytes]:
         doc = _document(path)
         blobs = [rel.target_part.blob for rel in doc.part.rels.values() if "image" in rel.reltype]
@@ -122,7 +170,9 @@ def compare_line_spacing(result: str | None, expected: str | None) -> Verdict:
     same = compare_docx_files(result, expected)
     if isinstance(same, Verdict) and same.score == 0:
         return Verdict(0.0, f"texts differ: {same.reason}")
-    d1, d2 = _document(result), _document(expected)
+    d1, d2 = _open(result), _open(expected)
+    if d1 is None or d2 is None:
+        return Verdict(0.0, "cannot open a document")
     if len(d1.paragraphs) != len(d2.paragraphs):
         return Verdict(0.0, "different number of paragraphs")
     for i, (a, b) in enumerate(zip(d1.paragraphs, d2.paragraphs, strict=True), start=1):
@@ -136,8 +186,11 @@ def compare_font_names(result: str | None, rules: dict[str, Any]) -> float:
     """Every run of the document uses the font ``rules["font_name"]``."""
     if not result:
         return 0.0
+    doc = _open(result)
+    if doc is None:
+        return 0.0
     want = rules["font_name"]
-    return float(all(run.font.name == want for p in _document(result).paragraphs for run in p.runs))
+    return float(all(run.font.name == want for p in doc.paragraphs for run in p.runs))
 
 
 @metric("compare_subscript_contains")
@@ -145,7 +198,9 @@ def compare_subscript_contains(result: str | None, expected: str | None) -> floa
     """Some aligned pair of runs is subscript in both documents."""
     if not result or not expected:
         return 0.0
-    d1, d2 = _document(result), _document(expected)
+    d1, d2 = _open(result), _open(expected)
+    if d1 is None or d2 is None:
+        return 0.0
     for p1, p2 in zip(d1.paragraphs, d2.paragraphs, strict=False):
         for r1, r2 in zip(p1.runs, p2.runs, strict=False):
             if r1.font.subscript and r2.font.subscript:
@@ -158,7 +213,10 @@ def has_page_numbers_in_footers(result: str | None) -> float:
     """Every section's footer's first paragraph holds a digit."""
     if not result:
         return 0.0
-    for section in _document(result).sections:
+    doc = _open(result)
+    if doc is None:
+        return 0.0
+    for section in doc.sections:
         footer = section.footer
         text = footer.paragraphs[0].text if footer.paragraphs else ""
         if not any(ch.isdigit() for ch in text):
@@ -173,7 +231,10 @@ def is_first_line_centered(result: str | None) -> float:
 
     if not result:
         return 0.0
-    paragraphs = _document(result).paragraphs
+    doc = _open(result)
+    if doc is None:
+        return 0.0
+    paragraphs = doc.paragraphs
     return float(
         bool(paragraphs) and paragraphs[0].paragraph_format.alignment == WD_PARAGRAPH_ALIGNMENT.CENTER
     )

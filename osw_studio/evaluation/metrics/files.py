@@ -11,29 +11,37 @@ from rapidfuzz import fuzz
 from osw_studio.evaluation.registry import MetricFunc, Verdict, metric
 
 
-def pdf_text(path: str) -> str:
-    """The text of every page of a PDF, stripped (pypdf's extraction; OSWorld uses PyMuPDF's)."""
-    from pypdf import PdfReader
+def pdf_text(path: str | None) -> str:
+    """The text of every page of a PDF, stripped, as PyMuPDF extracts it (OSWorld's reading).
 
-    return "".join(page.extract_text() or "" for page in PdfReader(path).pages).strip()
+    No path reads as an empty document (PyMuPDF opens ``None`` as a new, empty PDF).
+    """
+    import pymupdf
+
+    opener: Any = pymupdf.open  # untyped
+    with opener(path) as document:
+        return "".join(page.get_text() for page in document).strip()
 
 
 @metric("compare_pdfs")
-def compare_pdfs(result: str | list[str | None] | None, expected: str | list[str | None]) -> float:
-    """The mean fuzzy ratio of the PDFs' texts, pair by pair; an unreadable pair counts 0."""
-    results = result if isinstance(result, list) else [result]
-    expecteds = expected if isinstance(expected, list) else [expected]
+def compare_pdfs(result: str | list[str | None] | None, expected: str | list[str | None]) -> Verdict:
+    """The mean fuzzy ratio of the PDFs' texts, pair by pair; a pair that cannot be read counts 0."""
+    if isinstance(expected, list):
+        results = result if isinstance(result, list) else [result]
+        expecteds = expected
+    else:
+        results, expecteds = [result] if not isinstance(result, list) else result, [expected]
     if not expecteds:
-        return 0.0
-    total = 0.0
+        return Verdict(0.0, "no expected PDF")
+    total, unreadable = 0.0, 0
     for a, b in zip(results, expecteds, strict=False):
-        if not a or not b:
-            continue
         try:
             total += fuzz.ratio(pdf_text(a), pdf_text(b)) / 100.0
-        except Exception:
-            continue
-    return total / len(expecteds)
+        except Exception:  # an unreadable pair adds nothing, as in OSWorld
+            unreadable += 1
+    score = total / len(expecteds)
+    note = f" ({unreadable} pair(s) unreadable)" if unreadable else ""
+    return Verdict(score, f"text similarity {score:.2%}{note}")
 
 
 def ssim(a: Any, b: Any) -> float:
@@ -73,7 +81,8 @@ def compare_images(result: str | None, expected: str | None, **options: Any) -> 
     """SSIM of the two images in grey, both resized to the smaller size (OSWorld's ``min`` of sizes).
 
     With ``reference_base_result`` B, the score is ``(ssim - B) / (1 - B)`` when ``ssim >= B + 0.01``,
-    else 0. A negative SSIM scores 0 (OSWorld would return it as is).
+    else 0. SSIM lies in [-1, 1]: a negative one (images of inverted structure) is the score, as in
+    OSWorld, where it lowers an ``and`` mean instead of ending it.
     """
     import numpy as np
     from PIL import Image
@@ -88,8 +97,8 @@ def compare_images(result: str | None, expected: str | None, **options: Any) -> 
     index = ssim(np.array(img1), np.array(img2))
     if base is not None:
         score = (index - base) / (1 - base) if index >= base + 0.01 else 0.0
-        return Verdict(max(0.0, score), f"SSIM {index:.4f} against a base of {base}")
-    return Verdict(max(0.0, index), f"SSIM {index:.4f}")
+        return Verdict(score, f"SSIM {index:.4f} against a base of {base}")
+    return Verdict(index, f"SSIM {index:.4f}")
 
 
 def _archive_compare(file_type: str) -> MetricFunc:

@@ -75,78 +75,112 @@ def literal_match(result: Any, expected: Any, **options: Any) -> float:
     raise ValueError(f"literal_match type {kind!r} is not defined")
 
 
+EVALUATION_FAILED = "__EVALUATION_FAILED__"
+"""An expected value a getter writes when it could not compute the truth: the metric scores 0."""
+
+
 @metric("check_direct_json_object")
-def check_direct_json_object(result: Any, rules: dict[str, Any]) -> float:
+def check_direct_json_object(result: Any, rules: dict[str, Any]) -> Verdict:
     """Compare a JSON object with ``rules["expected"]`` key by key.
 
     With ``expect_in_result``, a list expectation passes when any of its values is in (or equals) the
-    result's value, and a string expectation when it is a substring of it.
+    result's value, and a string expectation when it is a substring of it. An expected value equal to
+    ``__EVALUATION_FAILED__`` scores 0, and so does anything that cannot be compared (a result that is
+    not an object, a missing key where a list or string is needed).
 
-    >>> check_direct_json_object("{'a': 1}", {"expected": {"a": 1}})
+    >>> check_direct_json_object("{'a': 1}", {"expected": {"a": 1}}).score
     1.0
     >>> check_direct_json_object({"t": "2024-05-01 x"}, {"expected": {"t": "2024-05-01"},
-    ...                                                  "expect_in_result": True})
+    ...                                                  "expect_in_result": True}).score
     1.0
+    >>> check_direct_json_object({"a": 1}, {"expected": {"a": "__EVALUATION_FAILED__"}}).score
+    0.0
     """
     if isinstance(result, str):
-        result = json.loads(result.strip().replace("'", '"'))
+        try:
+            result = json.loads(result.strip().replace("'", '"'))
+        except ValueError as exc:  # OSWorld raises here; a garbled answer cannot match
+            return Verdict(0.0, f"the result is not JSON: {exc}")
     if result is None:
-        return 0.0
+        return Verdict(0.0, "no result")
+    try:
+        expected = rules.get("expected", {})
+        if expected and any(v == EVALUATION_FAILED for v in expected.values()):
+            return Verdict(0.0, "the expected value could not be computed")
+        return _compare_json_object(result, rules)
+    except Exception as exc:  # as OSWorld: whatever cannot be compared does not match
+        return Verdict(0.0, f"cannot compare: {type(exc).__name__}: {exc}")
+
+
+def _compare_json_object(result: Any, rules: dict[str, Any]) -> Verdict:
     expected = rules["expected"]
     if not rules.get("expect_in_result", False):
         for key, want in expected.items():
             got = result.get(key)
             if expected.get("ignore_list_order", False):
                 if sorted(want) != sorted(got):
-                    return 0.0
+                    return Verdict(0.0, f"{key!r}: {got!r} is not {want!r} in any order")
             elif want != got:
-                return 0.0
-        return 1.0
+                return Verdict(0.0, f"{key!r}: {got!r} is not {want!r}")
+        return Verdict(1.0, "every key matches")
     for key, want in expected.items():
         got = result.get(key)
         if isinstance(want, list):
             if not any(
                 (isinstance(got, list) and w in got) or (isinstance(got, str) and w == got) for w in want
             ):
-                return 0.0
+                return Verdict(0.0, f"{key!r}: none of {want!r} is in {got!r}")
         elif isinstance(want, str):
-            if got is None or want not in got:
-                return 0.0
+            if want not in got:
+                return Verdict(0.0, f"{key!r}: {want!r} is not in {got!r}")
         else:
-            return 0.0
-    return 1.0
+            return Verdict(0.0, f"{key!r}: an expectation of type {type(want).__name__} is not defined")
+    return Verdict(1.0, "every expectation is in the result")
 
 
 def _walk(data: Any, keys: list[Any]) -> tuple[bool, Any]:
     for key in keys:
         try:
             data = data[key]
-        except (KeyError, IndexError, TypeError):
+        except (KeyError, TypeError):
             return False, None
     return True, data
 
 
 @metric("check_json")
-def check_json(result: str | None, rules: dict[str, Any], is_yaml: bool = False) -> float:
-    """Check values at key paths of a JSON (or YAML) file against ``expect``/``unexpect`` rules."""
-    if result is None:
-        return 0.0
-    text = _read(result)
-    if is_yaml:
-        import yaml
+def check_json(result: str | None, rules: dict[str, Any], is_yaml: bool = False) -> Verdict:
+    """Check values at key paths of a JSON (or YAML) file against ``expect``/``unexpect`` rules.
 
-        data = yaml.safe_load(text)
-    else:
-        data = json.loads(text)
-    for rule in rules.get("expect", []):
-        found, value = _walk(data, rule["key"])
-        if not found or not match_value_to_rule(value, rule):
-            return 0.0
-    for rule in rules.get("unexpect", []):
-        found, value = _walk(data, rule["key"])
-        if found and value is not None and match_value_to_rule(value, rule):
-            return 0.0
-    return 1.0
+    A missing file, invalid JSON or YAML, an empty YAML document, a missing ``expect`` key or a rule
+    that cannot be applied score 0; a missing ``unexpect`` key is matched as ``None``.
+    """
+    if result is None:
+        return Verdict(0.0, "no result file")
+    try:
+        text = _read(result)
+        if is_yaml:
+            import yaml
+
+            data = yaml.safe_load(text)
+            if data is None:
+                return Verdict(0.0, "the YAML file is empty")
+        else:
+            data = json.loads(text)
+    except Exception as exc:  # an unreadable file scores 0, as in OSWorld
+        return Verdict(0.0, f"cannot read {'YAML' if is_yaml else 'JSON'}: {type(exc).__name__}: {exc}")
+    ok = True
+    try:
+        for rule in rules.get("expect", []):
+            found, value = _walk(data, rule["key"])
+            if not found:
+                return Verdict(0.0, f"no key {rule['key']!r}")
+            ok = ok and match_value_to_rule(value, rule)
+        for rule in rules.get("unexpect", []):
+            _, value = _walk(data, rule["key"])
+            ok = ok and not match_value_to_rule(value, rule)
+    except Exception as exc:  # as OSWorld: a rule that cannot be applied scores 0
+        return Verdict(0.0, f"cannot apply a rule: {type(exc).__name__}: {exc}")
+    return Verdict(float(ok), "every rule holds" if ok else "a rule does not hold")
 
 
 @metric("check_list")
@@ -203,13 +237,14 @@ def compare_text_file(result: str | None, expected: str, **options: Any) -> floa
 
 @metric("compare_config")
 def compare_config(result: str | None, rules: dict[str, Any], **options: Any) -> float:
-    """A config file's whole text equals ``rules["expected"]`` (or contains it, with ``containment_ok``)."""
+    """A config file's whole text equals ``rules["expected"]``.
+
+    OSWorld's metric takes options (tasks pass ``containment_ok``) but compares the whole text whatever
+    they say, so a settings file with other keys besides the expected ones scores 0.
+    """
     if not result:
         return 0.0
-    text = _read(result)
-    if options.get("containment_ok", False) or rules.get("containment_ok", False):
-        return float(rules["expected"] in text)
-    return float(text == rules["expected"])
+    return float(_read(result) == rules["expected"])
 
 
 @metric("check_json_settings")
@@ -264,11 +299,12 @@ def check_accessibility_tree(result: str, rules: list[dict[str, Any]]) -> Verdic
         if not elements:
             return Verdict(0.0, f"no element for {rule.get('xpath') or rule.get('selectors')}")
         if "text" in rule:
+            # An element without text has None (an empty expected text does not match it).
             want = rule["text"]
             if rule.get("exact", True):
-                best = max(float((e.text or "") == want) for e in elements)
+                best = max(float((e.text or None) == want) for e in elements)
             else:
-                best = max(fuzz.ratio(want, e.text or "") / 100.0 for e in elements)
+                best = max(fuzz.ratio(want, e.text) / 100.0 if e.text else 0.0 for e in elements)
             total *= best
     return Verdict(total, "all rules matched" if total == 1.0 else f"match score {total:g}")
 
@@ -282,7 +318,12 @@ def is_expected_url_pattern_match(result: Any, rules: dict[str, Any]) -> float:
     """
     if not result:
         return 0.0
-    url = result["url"] if isinstance(result, dict) else result
+    if isinstance(result, str):
+        url = result
+    elif isinstance(result, dict) and isinstance(result.get("url"), str):
+        url = result["url"]
+    else:  # a tab without a URL (or anything else) matches nothing
+        return 0.0
     return float(all(re.search(p, url) for p in rules["expected"]))
 
 

@@ -35,7 +35,14 @@ _DEFAULTS = {
     "examine_image_size": False,
     "examine_modify_height": False,
 }
-_OTHER_OPTIONS = {"approximately_tolerance", "enable_debug"}
+_OTHER_OPTIONS = {
+    "approximately_tolerance",
+    "enable_debug",
+    "examine_run_count",
+    "examine_shape_lenient_height",
+}
+# examine_run_count and examine_shape_lenient_height are passed by tasks but not read by OSWorld's
+# desktop-env 1.0.2 (the reference): run counts are always compared and heights are never lenient.
 # Keys starting with "_" are comments in task files (e.g. "_note").
 _PICTURE, _TABLE, _FREEFORM = 13, 19, 5
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -78,6 +85,7 @@ def _text_shapes(shapes: Any) -> list[Any]:
 
 
 def _bullets(xml: str) -> list[tuple[Any, ...]]:
+    """``(level, bullet char, text)`` of every non-blank paragraph of a slide's XML."""
     out = []
     for p in ET.fromstring(xml).iter(f"{_A}p"):
         ppr = p.find(f"{_A}pPr")
@@ -88,6 +96,7 @@ def _bullets(xml: str) -> list[tuple[Any, ...]]:
             lvl, char = "No Level", "No Bullet"
         text = "".join(t.text or "" for t in p.iter(f"{_A}t"))
         if text.strip():
+            # A missing level is level 0; the bullet's colour is tolerated (OSWorld ignores it).
             out.append(("0" if lvl is None else lvl, char, text))
     return out
 
@@ -108,6 +117,19 @@ def _left(align: Any) -> Any:
     return PP_ALIGN.LEFT if align is None else align
 
 
+def _has_rgb(font: Any) -> bool:
+    # Colours are compared only when both runs have an RGB value (a theme or no colour is not compared).
+    try:
+        font.color.rgb  # noqa: B018 (the property raises for colours without RGB)
+    except AttributeError:
+        return False
+    return True
+
+
+def _colors_differ(f1: Any, f2: Any) -> bool:
+    return _has_rgb(f1) and _has_rgb(f2) and f1.color.rgb != f2.color.rgb
+
+
 def _compare_runs(run1: Any, run2: Any, ex: dict[str, Any]) -> str | None:
     f1, f2 = run1.font, run2.font
     if ex["examine_font_name"] and f1.name != f2.name:
@@ -118,7 +140,7 @@ def _compare_runs(run1: Any, run2: Any, ex: dict[str, Any]) -> str | None:
         return "font bold"
     if ex["examine_font_italic"] and not _falsy_same(f1.italic, f2.italic):
         return "font italic"
-    if ex["examine_color_rgb"] and _rgb(f1) != _rgb(f2):
+    if ex["examine_color_rgb"] and _colors_differ(f1, f2):
         return "font color"
     if ex["examine_font_underline"] and _underline_differs(f1.underline, f2.underline):
         return "font underline"
@@ -128,25 +150,22 @@ def _compare_runs(run1: Any, run2: Any, ex: dict[str, Any]) -> str | None:
     if ex["examine_bullets"]:
         try:
             b1, b2 = _bullets(run1.part.blob.decode("utf-8")), _bullets(run2.part.blob.decode("utf-8"))
-        except (ET.ParseError, UnicodeDecodeError):
+        except Exception:  # an unreadable part is not compared
             return None
         if b1 != b2:
             return "bullets"
     return None
 
 
-def _rgb(font: Any) -> Any:
-    try:
-        return font.color.rgb
-    except AttributeError:
-        return None
+def _geometry_same(s1: Any, s2: Any, tol: float) -> bool:
+    return all(_close(getattr(s1, k), getattr(s2, k), tol) for k in ("left", "top", "width", "height"))
 
 
-def _compare_shape(s1: Any, s2: Any, slide_no: int, ex: dict[str, Any], tol: float) -> str | None:
-    geometry_same = all(
-        _close(getattr(s1, k), getattr(s2, k), tol) for k in ("left", "top", "width", "height")
-    )
+def _position_checks(s1: Any, s2: Any, slide_no: int, ex: dict[str, Any], tol: float) -> str | None:
+    """The task-specific ``examine_*_position`` / size switches, in OSWorld's order."""
+    geometry_same = _geometry_same(s1, s2, tol)
     has_text = hasattr(s1, "text") and hasattr(s2, "text")
+    plain = not hasattr(s1, "text") and not hasattr(s2, "text")
     if ex["examine_title_bottom_position"]:
         if has_text and s1.text == s2.text:
             if s1.text == "Product Comparison" and (s1.top <= s2.top or s1.top < 3600000):
@@ -159,16 +178,15 @@ def _compare_shape(s1: Any, s2: Any, slide_no: int, ex: dict[str, Any], tol: flo
                 return "table position"
         elif not geometry_same:
             return "shape position/size"
-    plain = not hasattr(s1, "text") and not hasattr(s2, "text")
-    moved_right = s1.left <= s2.left or s1.left < 4320000
-    if ex["examine_right_position"] and slide_no == 2 and plain and moved_right:
+    if ex["examine_right_position"] and slide_no == 2 and plain and (s1.left <= s2.left or s1.left < 4320000):
         return "shape position"
     if (
         ex["examine_top_position"]
         and slide_no == 2
         and s1.shape_type == _PICTURE
         and s2.shape_type == _PICTURE
-    ) and (s1.top >= s2.top or s1.top > 1980000):
+        and (s1.top >= s2.top or s1.top > 1980000)
+    ):
         return "shape position"
     # OSWorld exempts this one placeholder text from the shift-size check.
     exempt = has_text and s1.text == s2.text == "Elaborate on what you want to discuss."
@@ -188,42 +206,94 @@ def _compare_shape(s1: Any, s2: Any, slide_no: int, ex: dict[str, Any], tol: flo
                 return "shape height"
         elif not geometry_same:
             return "shape position/size"
-    if s1.shape_type == _TABLE and s2.shape_type == _TABLE:
-        t1, t2 = s1.table, s2.table
-        for r in range(len(t1.rows)):
-            for c in range(len(t1.columns)):
-                for p1, p2 in zip(
-                    t1.cell(r, c).text_frame.paragraphs, t2.cell(r, c).text_frame.paragraphs, strict=False
-                ):
-                    for run1, run2 in zip(p1.runs, p2.runs, strict=False):
-                        if ex["examine_color_rgb"] and _rgb(run1.font) != _rgb(run2.font):
-                            return "table font color"
-                        if not _falsy_same(run1.font.bold, run2.font.bold):
-                            return "table font bold"
-                        if not _falsy_same(run1.font.italic, run2.font.italic):
-                            return "table font italic"
-                        if _underline_differs(run1.font.underline, run2.font.underline):
-                            return "table font underline"
-    if has_text:
-        if ex["examine_text"] and s1.text.strip() != s2.text.strip():
-            return "text"
-        for p1, p2 in zip(s1.text_frame.paragraphs, s2.text_frame.paragraphs, strict=False):
-            if ex["examine_alignment"] and _left(p1.alignment) != _left(p2.alignment):
-                return "paragraph alignment"
-            if ex["examine_text"] and p1.text != p2.text:
-                return "paragraph text"
-            if ex["examine_indent"] and p1.level != p2.level:
-                return "paragraph indent"
-            for run1, run2 in zip(p1.runs, p2.runs, strict=False):
-                why = _compare_runs(run1, run2, ex)
-                if why:
-                    return why
+    return None
+
+
+def _compare_table(t1: Any, t2: Any, ex: dict[str, Any]) -> str | None:
+    if len(t1.rows) != len(t2.rows) or len(t1.columns) != len(t2.columns):
+        return "table shape"
+    for r in range(len(t1.rows)):
+        for c in range(len(t1.columns)):
+            paragraphs1 = t1.cell(r, c).text_frame.paragraphs
+            paragraphs2 = t2.cell(r, c).text_frame.paragraphs
+            if len(paragraphs1) != len(paragraphs2):
+                return "table cell paragraph count"
+            for p1, p2 in zip(paragraphs1, paragraphs2, strict=True):
+                if len(p1.runs) != len(p2.runs):
+                    return "table cell run count"
+                for run1, run2 in zip(p1.runs, p2.runs, strict=True):
+                    # Table runs are compared whatever the examine_font_* switches say (as OSWorld does).
+                    if ex["examine_color_rgb"] and _colors_differ(run1.font, run2.font):
+                        return "table font color"
+                    if not _falsy_same(run1.font.bold, run2.font.bold):
+                        return "table font bold"
+                    if not _falsy_same(run1.font.italic, run2.font.italic):
+                        return "table font italic"
+                    if _underline_differs(run1.font.underline, run2.font.underline):
+                        return "table font underline"
+    return None
+
+
+def _compare_text(s1: Any, s2: Any, ex: dict[str, Any]) -> str | None:
+    if ex["examine_text"] and s1.text.strip() != s2.text.strip():
+        return "text"
+    paragraphs1, paragraphs2 = s1.text_frame.paragraphs, s2.text_frame.paragraphs
+    if len(paragraphs1) != len(paragraphs2):
+        return "paragraph count"
+    for p1, p2 in zip(paragraphs1, paragraphs2, strict=True):
+        if ex["examine_alignment"] and _left(p1.alignment) != _left(p2.alignment):
+            return "paragraph alignment"
+        if ex["examine_text"] and p1.text != p2.text:
+            return "paragraph text"
+        if ex["examine_indent"] and p1.level != p2.level:
+            return "paragraph indent"
+        if len(p1.runs) != len(p2.runs):
+            return "run count"
+        for run1, run2 in zip(p1.runs, p2.runs, strict=True):
+            why = _compare_runs(run1, run2, ex)
+            if why:
+                return why
+    return None
+
+
+def _compare_shape(s1: Any, s2: Any, slide_no: int, ex: dict[str, Any], tol: float) -> str | None:
+    why = _position_checks(s1, s2, slide_no, ex, tol)
+    if why:
+        return why
+    if s1.shape_type == _TABLE:
+        why = _compare_table(s1.table, s2.table, ex)
+        if why:
+            return why
+    if hasattr(s1, "text") and hasattr(s2, "text"):
+        return _compare_text(s1, s2, ex)
+    return None
+
+
+def _compare_grouped_text(text1: list[Any], text2: list[Any], ex: dict[str, Any]) -> str | None:
+    """Text shapes inside groups too: their text and paragraph alignment (only with examine_alignment)."""
+    if len(text1) != len(text2):
+        return "the number of text shapes"
+    if not ex["examine_alignment"]:
+        return None
+    for t1, t2 in zip(text1, text2, strict=True):
+        if ex["examine_text"] and t1.text.strip() != t2.text.strip():
+            return "grouped text"
+        paragraphs1, paragraphs2 = t1.text_frame.paragraphs, t2.text_frame.paragraphs
+        if len(paragraphs1) != len(paragraphs2):
+            return "grouped paragraph count"
+        for p1, p2 in zip(paragraphs1, paragraphs2, strict=True):
+            if _left(p1.alignment) != _left(p2.alignment):
+                return "grouped paragraph alignment"
     return None
 
 
 @metric("compare_pptx_files", unsupported=_unsupported)
 def compare_pptx_files(result: str | None, expected: str, **options: Any) -> Verdict:
-    """Compare two presentations slide by slide, shape by shape, run by run."""
+    """Compare two presentations slide by slide, shape by shape, paragraph by paragraph, run by run.
+
+    Paragraph and run counts must match (empty paragraphs count), colours are compared when both runs
+    have an RGB value, tables are compared cell by cell, and text shapes nested in groups are checked too.
+    """
     from pptx import Presentation
 
     if not result:
@@ -240,18 +310,11 @@ def compare_pptx_files(result: str | None, expected: str, **options: Any) -> Ver
             return Verdict(0.0, f"slide {no}: notes differ")
         if len(slide1.shapes) != len(slide2.shapes):
             return Verdict(0.0, f"slide {no}: {len(slide1.shapes)} shapes, expected {len(slide2.shapes)}")
-        for shape_no, (s1, s2) in enumerate(zip(slide1.shapes, slide2.shapes, strict=False), start=1):
+        for shape_no, (s1, s2) in enumerate(zip(slide1.shapes, slide2.shapes, strict=True), start=1):
             why = _compare_shape(s1, s2, no, ex, tol)
             if why:
                 return Verdict(0.0, f"slide {no}, shape {shape_no}: {why} differs")
-        text1, text2 = _text_shapes(slide1.shapes), _text_shapes(slide2.shapes)
-        if len(text1) != len(text2):
-            return Verdict(0.0, f"slide {no}: different number of text shapes")
-        if ex["examine_alignment"]:
-            for t1, t2 in zip(text1, text2, strict=False):
-                if ex["examine_text"] and t1.text.strip() != t2.text.strip():
-                    return Verdict(0.0, f"slide {no}: grouped text differs")
-                for p1, p2 in zip(t1.text_frame.paragraphs, t2.text_frame.paragraphs, strict=False):
-                    if _left(p1.alignment) != _left(p2.alignment):
-                        return Verdict(0.0, f"slide {no}: grouped paragraph alignment differs")
+        why = _compare_grouped_text(_text_shapes(slide1.shapes), _text_shapes(slide2.shapes), ex)
+        if why:
+            return Verdict(0.0, f"slide {no}: {why} differs")
     return Verdict(1.0, "presentations match")

@@ -42,17 +42,23 @@ def _unsupported_rules(options: dict[str, Any]) -> list[str]:
 class _Books:
     """The result and expected workbooks, each as a path, an openpyxl book and a pandas book."""
 
-    def __init__(self, result: str, expected: str | None) -> None:
+    def __init__(self, result: str) -> None:
         import openpyxl
         import pandas as pd
 
-        self.paths = {"R": result, "E": expected}
+        self.paths: dict[str, str | None] = {"R": result, "E": None}
         self.pd: dict[str, Any] = {}
         self.xl: dict[str, Any] = {"R": openpyxl.load_workbook(result)}
         self.pd["R"] = pd.ExcelFile(result)
-        if expected is not None:
-            self.xl["E"] = openpyxl.load_workbook(expected)
-            self.pd["E"] = pd.ExcelFile(expected)
+
+    def add_expected(self, expected: str) -> None:
+        """Open the expected workbook too."""
+        import openpyxl
+        import pandas as pd
+
+        self.paths["E"] = expected
+        self.xl["E"] = openpyxl.load_workbook(expected)
+        self.pd["E"] = pd.ExcelFile(expected)
 
     def close(self) -> None:
         """Release the files pandas keeps open."""
@@ -99,11 +105,14 @@ class _Books:
             return None
         csv_path = Path(path).with_suffix("").as_posix() + f"-{name}.csv"
         try:
-            with open(csv_path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
+            lines = read_lines(csv_path)
         except OSError:
             return None
         return list(itertools.dropwhile(lambda line: not line, (x.strip() for x in reversed(lines))))
+
+    def path_of(self, idx: int | str) -> str | None:
+        """The file of the book ``idx`` names."""
+        return self.paths[self.locate(idx)[0]]
 
     def cell_value(self, idx: int | str, coordinate: str) -> Any:
         side, name = self.locate(idx)
@@ -111,55 +120,93 @@ class _Books:
         return None if path is None else read_cell_value(path, name, coordinate)
 
 
+_MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+ENCODINGS = ("utf-8", "utf-8-sig", "latin-1")
+"""The encodings a text file is tried in (latin-1 decodes any bytes, so it is the last one tried)."""
+
+
+def read_lines(path: str) -> list[str]:
+    """The lines of a text file in the first encoding of :data:`ENCODINGS` that decodes it.
+
+    A UTF-8 byte-order mark is kept as ``\ufeff`` at the start of the first line (as OSWorld reads
+    it: plain UTF-8 is tried first and decodes it).
+
+    Raises:
+        OSError: The file cannot be read.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    for encoding in ENCODINGS:
+        try:
+            return data.decode(encoding).splitlines()
+        except UnicodeDecodeError:
+            continue
+    raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
+
+
 def read_cell_value(xlsx: str, sheet_name: str, coordinate: str) -> Any:
-    """The stored value of a cell as the file has it (numbers as float, strings resolved), or None."""
+    """The stored value of a cell as the file has it, or None; OSWorld's reading of the XML.
+
+    The sheet's part is ``xl/worksheets/sheet<sheetId>.xml`` (the workbook's ``sheetId``, not its
+    relationships); numbers are floats, shared and inline strings and formula strings are text, an
+    error cell is its code (``#DIV/0!``); booleans, dates and rich inline strings read as None.
+    """
     import lxml.etree
 
-    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
-    rel_ns = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    ns = {"m": _MAIN_NS}
     try:
         with zipfile.ZipFile(xlsx) as z:
             shared: list[str] = []
-            if "xl/sharedStrings.xml" in z.namelist():
+            try:
                 sst = lxml.etree.fromstring(z.read("xl/sharedStrings.xml"))
-                shared = ["".join(t.text or "" for t in si.iter(f"{{{ns['m']}}}t")) for si in sst]
+                shared = ["".join(t.text for t in si.iter(f"{{{_MAIN_NS}}}t")) for si in sst]
+            except Exception:  # no (or unreadable) shared strings: none
+                shared = []
             book = lxml.etree.fromstring(z.read("xl/workbook.xml"))
-            rels = lxml.etree.fromstring(z.read("xl/_rels/workbook.xml.rels"))
-            targets = {r.get("Id"): r.get("Target") for r in rels}
-            sheet_path = None
-            for sheet in book.iterfind("m:sheets/m:sheet", ns):
-                if sheet.get("name") == sheet_name:
-                    target = targets[sheet.get(f"{{{rel_ns}}}id")]
-                    sheet_path = target.lstrip("/") if target.startswith("/") else "xl/" + target
-            if sheet_path is None:
-                return None
-            root = lxml.etree.fromstring(z.read(sheet_path))
-    except (zipfile.BadZipFile, KeyError, OSError):
+            ids = {s.get("name"): s.get("sheetId") for s in book.iterfind("m:sheets/m:sheet", ns)}
+            root = lxml.etree.fromstring(z.read(f"xl/worksheets/sheet{ids[sheet_name]}.xml"))
+    except Exception:  # not a workbook, no such sheet or part
         return None
-    cells = root.xpath(f'm:sheetData/m:row/m:c[@r="{coordinate}"]', namespaces=ns)
+    cells = root.xpath(f'//m:row/m:c[@r="{coordinate}"]', namespaces=ns)
     if not cells:
         return None
     cell = cells[0]
     kind = cell.get("t", "n")
-    v = cell.find("m:v", ns)
-    try:
-        if kind == "n":
-            return float(v.text) if v is not None else None
-        if kind == "s":
-            return shared[int(v.text)] if v is not None else None
-        if kind == "str":
-            return v.text if v is not None else None
-        if kind == "inlineStr":
-            return "".join(t.text or "" for t in cell.iter(f"{{{ns['m']}}}t"))
-    except (ValueError, IndexError, TypeError):
-        return None
+    # OSWorld reads the cell through xmltodict, which strips the text of <v> and <is><t> and gives
+    # None for an empty one: a formula string "ripe " reads "ripe".
+    text = _stripped(cell.find("m:v", ns))
+    if kind == "n":
+        try:
+            return float(text) if text is not None else None
+        except ValueError:
+            return None
+    if kind == "s":
+        return None if text is None else shared[int(text)]
+    if kind in ("str", "e"):
+        return text
+    if kind == "inlineStr":
+        return _stripped(cell.find("m:is/m:t", ns))
     return None
 
 
-def read_cell_style(name: str, cell: Any) -> Any:
-    """One style property of an openpyxl cell, named as OSWorld's rules name them."""
+def _stripped(element: Any) -> str | None:
+    if element is None:
+        return None
+    text: str = (element.text or "").strip()
+    return text or None
+
+
+def read_cell_style(name: str, cell: Any, dxf: Any = None) -> Any:
+    """One style property of an openpyxl cell, named as OSWorld's rules name them.
+
+    With ``dxf`` (the differential style of a conditional format that is active on the cell), the
+    font, fill and number format are the format's; a part the format does not set reads as None.
+    """
     from openpyxl.cell.cell import MergedCell
 
+    if dxf is not None:
+        return _dxf_style(name, cell, dxf)
     has_value = cell.value is not None
     if name == "number_format":
         return cell.number_format if has_value and cell.data_type == "n" else None
@@ -189,12 +236,44 @@ def read_cell_style(name: str, cell: Any) -> Any:
     raise ValueError(f"unsupported cell style {name!r}")
 
 
-def _styles(sheet: Any, props: list[str]) -> dict[str, list[Any]]:
+def _dxf_style(name: str, cell: Any, dxf: Any) -> Any:
+    has_value = cell.value is not None
+    if name == "number_format":
+        fmt = dxf.numFmt
+        return fmt.formatCode if has_value and cell.data_type == "n" and fmt is not None else None
+    font_props = {
+        "font_name": "name",
+        "font_family": "family",
+        "font_bold": "bold",
+        "font_italic": "italic",
+        "font_underline": "underline",
+        "font_size": "size",
+    }
+    if name in font_props:
+        return getattr(dxf.font, font_props[name]) if has_value and dxf.font is not None else None
+    if name == "font_color":
+        font = dxf.font
+        return font.color.rgb if has_value and font is not None and font.color is not None else None
+    if name == "fill_type":
+        return getattr(dxf.fill, "tagname", None)
+    if name in ("bgcolor", "fgcolor"):
+        try:
+            return dxf.fill.bgColor.rgb
+        except AttributeError:
+            return None
+    return read_cell_style(name, cell)
+
+
+def _styles(sheet: Any, props: list[str], book_path: str | None) -> dict[str, list[Any]]:
+    """Each cell's ``props``; a cell a conditional format makes active shows the format's style."""
     if sheet is None:
         return {}
-    if any(fmt.rules for fmt in sheet.conditional_formatting):
-        raise NotImplementedError("style rules over conditional formatting are not implemented")
-    return {c.coordinate: [read_cell_style(p, c) for p in props] for col in sheet.iter_cols() for c in col}
+    styles = {c.coordinate: [read_cell_style(p, c) for p in props] for col in sheet.iter_cols() for c in col}
+    if book_path is not None and any(fmt.rules for fmt in sheet.conditional_formatting):
+        from osw_studio.evaluation.metrics.table_format import conditional_styles
+
+        styles.update(conditional_styles(sheet, book_path, props))
+    return styles
 
 
 def _dimensions(sheet: Any, obj: str, props: list[str]) -> dict[Any, dict[str, Any]]:
@@ -248,12 +327,24 @@ def _frames_equal(books: _Books, rule: dict[str, Any]) -> bool | None:
         return None
     if b is None:
         return False
+    # OSWorld takes no ignore_case for sheet data (tasks that pass it are compared case-sensitively).
     digits = rule.get("precision", 4)
-    a, b = a.round(digits), b.round(digits)
-    if rule.get("ignore_case", False):
-        a = a.map(lambda v: v.lower() if isinstance(v, str) else v)
-        b = b.map(lambda v: v.lower() if isinstance(v, str) else v)
-    return bool(a.equals(b))
+    return bool(a.round(digits).equals(b.round(digits)))
+
+
+def _check_cell(books: _Books, sheet: Any, rule: dict[str, Any]) -> bool:
+    cell = sheet[rule["coordinate"]]
+    ok = True
+    for prop, value_rule in rule["props"].items():
+        if prop == "value":
+            value = books.cell_value(rule["sheet_idx"], rule["coordinate"])
+        else:
+            try:
+                value = read_cell_style(prop, cell)
+            except Exception:  # an unknown property reads as None
+                value = None
+        ok = ok and match_value_to_rule(value, value_rule)
+    return ok
 
 
 def _check_rule(books: _Books, rule: dict[str, Any]) -> bool | None:
@@ -276,9 +367,8 @@ def _check_rule(books: _Books, rule: dict[str, Any]) -> bool | None:
         return _fuzzy(books, rule)
     if kind == "style":
         props = rule.get("props", [])
-        return _styles(books.sheet(rule["sheet_idx0"]), props) == _styles(
-            books.sheet(rule["sheet_idx1"]), props
-        )
+        styles0 = _styles(books.sheet(rule["sheet_idx0"]), props, books.path_of(rule["sheet_idx0"]))
+        return styles0 == _styles(books.sheet(rule["sheet_idx1"]), props, books.path_of(rule["sheet_idx1"]))
     if kind == "freeze":
         a, b = books.sheet(rule["sheet_idx0"]), books.sheet(rule["sheet_idx1"])
         if a is None:
@@ -309,15 +399,10 @@ def _check_rule(books: _Books, rule: dict[str, Any]) -> bool | None:
         sheet = books.sheet(rule["sheet_idx"])
         if sheet is None:
             return None
-        cell = sheet[rule["coordinate"]]
-        for prop, value_rule in rule["props"].items():
-            if prop == "value":
-                value = books.cell_value(rule["sheet_idx"], rule["coordinate"])
-            else:
-                value = read_cell_style(prop, cell)
-            if not match_value_to_rule(value, value_rule):
-                return False
-        return True
+        try:
+            return _check_cell(books, sheet, rule)
+        except Exception:  # as OSWorld: a cell or rule that cannot be read fails the check
+            return False
     loaders = {"filter": filters, "chart": charts, "pivot_table": pivots}
     if kind in loaders:
         load = loaders[kind]
@@ -331,11 +416,12 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
     if result is None:
         return Verdict(0.0, "no result workbook")
     try:
-        _Books(result, None).close()
+        books = _Books(result)
     except Exception as exc:  # OSWorld scores an unreadable result 0
         return Verdict(0.0, f"cannot read the result workbook: {type(exc).__name__}: {exc}")
-    books = _Books(result, expected)
     try:
+        if expected is not None:
+            books.add_expected(expected)
         for i, rule in enumerate(options["rules"]):
             ok = _check_rule(books, rule)
             if not ok:
@@ -347,16 +433,29 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
 
 
 @metric("compare_csv")
-def compare_csv(result: str | None, expected: str, **options: Any) -> float:
-    """Two CSV files have the same lines (``strict: false`` strips them; ``ignore_case`` folds case)."""
+def compare_csv(result: str | None, expected: str | list[str], **options: Any) -> Verdict:
+    """A CSV file has the same lines as the expected one (or as any of a list of expected files).
+
+    Files are read in the first of :data:`ENCODINGS` that decodes them; ``strict: false`` strips each
+    line, ``ignore_case`` folds case. An expected file that cannot be read is skipped.
+    """
     if result is None:
-        return 0.0
-    with open(result, encoding="utf-8") as f:
-        a = f.read().splitlines()
-    with open(expected, encoding="utf-8") as f:
-        b = f.read().splitlines()
-    if not options.get("strict", True):
-        a, b = [x.strip() for x in a], [x.strip() for x in b]
-    if options.get("ignore_case", False):
-        a, b = [x.lower() for x in a], [x.lower() for x in b]
-    return float(a == b)
+        return Verdict(0.0, "no result file")
+    try:
+        a = read_lines(result)
+    except OSError as exc:
+        return Verdict(0.0, f"cannot read the result: {exc}")
+    expecteds = [expected] if isinstance(expected, str) else list(expected)
+    for i, path in enumerate(expecteds):
+        try:
+            b = read_lines(path)
+        except OSError:
+            continue
+        x, y = a, b
+        if not options.get("strict", True):
+            x, y = [line.strip() for line in x], [line.strip() for line in y]
+        if options.get("ignore_case", False):
+            x, y = [line.lower() for line in x], [line.lower() for line in y]
+        if x == y:
+            return Verdict(1.0, "the lines match" if len(expecteds) == 1 else f"matches expected file {i}")
+    return Verdict(0.0, "the lines differ")

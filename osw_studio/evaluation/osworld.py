@@ -1,0 +1,136 @@
+"""``--evaluator osworld``: score with OSWorld's own metric functions, in the side environment.
+
+Our getters fetch the states as always (files into the task's cache folder, command outputs, rules);
+then, instead of our metric, OSWorld's function of the same name scores them, called by a worker
+process running the side environment's interpreter (where OSWorld's ``desktop-env`` package is
+installed: ``scripts/setup-reference.sh``). The score is OSWorld's by construction; our own
+evaluator stays the default, fast and light.
+
+The interpreter is, in order: ``OSW_REFERENCE_PYTHON``, the ``evaluation.reference_python`` setting,
+else ``.venv-ref/bin/python`` in the checkout OSW Studio runs from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, get_args
+
+from osw_studio.core.errors import EvaluationError
+from osw_studio.settings.model import EvaluatorKind
+
+EVALUATORS: tuple[str, ...] = get_args(EvaluatorKind)
+"""Who may score: our metrics (the default) or OSWorld's own, in the side environment."""
+
+WORKER = Path(__file__).with_name("osworld_worker.py")
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def reference_python(configured: str | None = None) -> Path:
+    """The side environment's interpreter (see the module docstring for the order)."""
+    chosen = os.environ.get("OSW_REFERENCE_PYTHON") or configured
+    return Path(chosen).expanduser() if chosen else CHECKOUT / ".venv-ref" / "bin" / "python"
+
+
+class OSWorldMetrics:
+    """A worker process that scores with OSWorld's metric functions; requests are answered in order.
+
+    Args:
+        python: The side environment's interpreter.
+
+    Raises:
+        EvaluationError: The interpreter does not exist.
+    """
+
+    def __init__(self, python: Path) -> None:
+        if not python.is_file():
+            raise EvaluationError(
+                f"the OSWorld side environment is missing: no interpreter at {python}",
+                hint="run scripts/setup-reference.sh (make setup does), or point OSW_REFERENCE_PYTHON or "
+                "the evaluation.reference_python setting at the environment's python",
+            )
+        self.python = python
+        self._proc: subprocess.Popen[str] | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [str(self.python), str(WORKER)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            )
+        return self._proc
+
+    def score_sync(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
+        """OSWorld's score of ``metric(*args, **options)``.
+
+        Raises:
+            EvaluationError: OSWorld's function raised (no score is invented), or the worker died.
+        """
+        request = json.dumps({"metric": metric, "args": args, "options": options}, default=str)
+        with self._lock:
+            proc = self._start()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write(request + "\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except OSError:
+                line = ""
+            if not line:
+                code = proc.wait()
+                self._proc = None
+                raise EvaluationError(
+                    f"the OSWorld evaluator stopped (exit {code}) while scoring {metric!r}",
+                    where=str(self.python),
+                    hint="check the side environment (scripts/setup-reference.sh)",
+                )
+        answer = json.loads(line)
+        if not answer["ok"]:
+            raise EvaluationError(
+                f"OSWorld's metric {metric!r} raised: {str(answer['error'])[:300]}",
+                hint="OSWorld gives no score here either; `--evaluator osw-studio` explains the case",
+            )
+        return float(answer["score"])
+
+    async def score(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
+        """:meth:`score_sync` off the event loop."""
+        return await asyncio.to_thread(self.score_sync, metric, args, options)
+
+    def close(self) -> None:
+        """Stop the worker (it is started again on the next score)."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+_SHARED: dict[Path, OSWorldMetrics] = {}
+
+
+def shared_metrics(configured: str | None = None) -> OSWorldMetrics:
+    """One worker per interpreter for the whole process, stopped at exit."""
+    python = reference_python(configured)
+    if python not in _SHARED:
+        _SHARED[python] = OSWorldMetrics(python)
+        atexit.register(_SHARED[python].close)
+    return _SHARED[python]

@@ -1,0 +1,49 @@
+"""The settings dialog's evaluator choice: who scores runs started from the app (`--evaluator` in the CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from osw_studio.runner.suite import SuiteRequest, plan_suite
+from osw_studio.settings import load_settings
+from osw_studio.ui.settings_dialog import SettingsDialog
+from tests.fakes.memory_keyring import MemoryKeyring
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_evaluator_is_chosen_saved_and_used_by_suites(
+    qtbot: QtBot, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{}", encoding="utf-8")
+    dialog = SettingsDialog(load_settings(path))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.evaluator.currentText() == "osw-studio"
+    assert [dialog.evaluator.itemText(i) for i in range(dialog.evaluator.count())] == [
+        "osw-studio",
+        "osworld",
+    ]
+
+    dialog.evaluator.setCurrentText("osworld")
+    dialog.save()
+    assert dialog.error.text() == "" and not dialog.isVisible()
+    assert json.loads(path.read_text(encoding="utf-8"))["evaluation"]["evaluator"] == "osworld"
+
+    settings = load_settings(path)
+    again = SettingsDialog(settings)
+    qtbot.addWidget(again)
+    assert again.evaluator.currentText() == "osworld"
+    # Run > Evaluate suite plans through plan_suite, as `eval run` does: the setting reaches each episode.
+    suite = ROOT / "tasks" / "test_small.json"
+    plan = plan_suite(settings, SuiteRequest(suite=suite, agent="replay", out=tmp_path / "out"))
+    assert plan.config.episode.evaluator == "osworld"
+    flag = plan_suite(
+        settings, SuiteRequest(suite=suite, agent="replay", out=tmp_path / "o2", evaluator="osw-studio")
+    )
+    assert flag.config.episode.evaluator == "osw-studio"
