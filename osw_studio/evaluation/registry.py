@@ -51,11 +51,13 @@ class GetterContext:
             go here, setup steps with ``stdout`` wrote their output here (for ``cache_file``), and
             pre-seeded expected files are found here.
         task_dir: The task file's folder: a ``cloud_file`` URL that is a plain path is relative to it.
+        devtools_url: The guest browser's DevTools endpoint; by default the guest's host on port 9222.
     """
 
     guest: GuestClient
     cache_dir: Path
     task_dir: Path | None = None
+    devtools_url: str | None = None
 
 
 GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]
@@ -146,6 +148,7 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.docs",
         "osw_studio.evaluation.metrics.files",
         "osw_studio.evaluation.metrics.apps",
+        "osw_studio.evaluation.metrics.chrome",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
@@ -156,6 +159,8 @@ GETTERS: Registry[GetterFunc] = Registry(
         "osw_studio.evaluation.getters.rule",
         "osw_studio.evaluation.getters.guest",
         "osw_studio.evaluation.getters.files",
+        "osw_studio.evaluation.getters.chrome",
+        "osw_studio.evaluation.getters.chrome_profile",
     ),
 )
 """Every getter, by the ``type`` name task files use in ``result`` and ``expected``."""
