@@ -33,11 +33,14 @@ async def profile_file(ctx: GetterContext, name: str) -> bytes | None:
 
 
 async def _preferences(ctx: GetterContext) -> Any:
-    """The parsed ``Default/Preferences``; raises when it is missing or not JSON."""
+    """The parsed ``Default/Preferences``; raises when it is missing or not a JSON object."""
     content = await profile_file(ctx, "Default/Preferences")
     if content is None:
         raise FileNotFoundError("Default/Preferences")
-    return json.loads(content)
+    prefs = json.loads(content)
+    if not isinstance(prefs, dict):
+        raise ValueError("Default/Preferences is not a JSON object")
+    return prefs
 
 
 def _flag(value: Any) -> str:
