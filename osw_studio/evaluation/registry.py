@@ -52,12 +52,14 @@ class GetterContext:
             pre-seeded expected files are found here.
         task_dir: The task file's folder: a ``cloud_file`` URL that is a plain path is relative to it.
         devtools_url: The guest browser's DevTools endpoint; by default the guest's host on port 9222.
+        vlc_url: The guest VLC's HTTP interface; by default the guest's host on port 8080.
     """
 
     guest: GuestClient
     cache_dir: Path
     task_dir: Path | None = None
     devtools_url: str | None = None
+    vlc_url: str | None = None
 
 
 GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]
@@ -149,6 +151,8 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.files",
         "osw_studio.evaluation.metrics.apps",
         "osw_studio.evaluation.metrics.chrome",
+        "osw_studio.evaluation.metrics.vlc",
+        "osw_studio.evaluation.metrics.misc",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
@@ -161,6 +165,8 @@ GETTERS: Registry[GetterFunc] = Registry(
         "osw_studio.evaluation.getters.files",
         "osw_studio.evaluation.getters.chrome",
         "osw_studio.evaluation.getters.chrome_profile",
+        "osw_studio.evaluation.getters.vlc",
+        "osw_studio.evaluation.getters.vscode",
     ),
 )
 """Every getter, by the ``type`` name task files use in ``result`` and ``expected``."""

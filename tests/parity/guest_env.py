@@ -32,6 +32,8 @@ HEAVY_IMPORTS = (
     "pdfplumber",
     "mutagen.easyid3",
     "scipy.spatial.distance",
+    "skimage.metrics",
+    "skimage.color",
     "pypdf",
     "docx",
     "docx.enum.text",
