@@ -153,6 +153,7 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.chrome",
         "osw_studio.evaluation.metrics.vlc",
         "osw_studio.evaluation.metrics.misc",
+        "osw_studio.evaluation.metrics.writer",
     ),
 )
 """Every metric, by the ``func`` name task files use."""

@@ -11,7 +11,10 @@ OSWorld's getters take its ``DesktopEnv``; :data:`GUEST_ENV` defines, inside the
 
 from __future__ import annotations
 
-from tests.parity.reference import Reference
+from typing import Any
+
+from osw_studio.evaluation.registry import METRICS, Verdict
+from tests.parity.reference import Reference, ReferenceError
 
 HEAVY_IMPORTS = (
     "formulas",
@@ -117,3 +120,27 @@ def call_getter(
         GUEST_ENV + f"\nresult = getattr(m0, {name!r})(GuestEnv({home!r}, {cache!r}, {tree!r}), {config!r})"
     )
     return reference.exec(code, modules=(module,))
+
+
+OSWORLD = "desktop_env.evaluators.metrics."
+
+
+def both(ref: Reference, module: str, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Our score and OSWorld's for the same arguments (``"raises"`` when a side raises)."""
+    try:
+        verdict = METRICS.get(name)(*args, **kwargs)
+        ours: Any = float(verdict.score if isinstance(verdict, Verdict) else verdict)
+    except Exception:
+        ours = "raises"
+    try:
+        value = ref.call(OSWORLD + module, name, *args, **kwargs)
+    except ReferenceError:
+        return ours, "raises"
+    # Deliberate: where OSWorld's function falls off its end (an unknown rule type) it gives None, no
+    # score at all; ours scores 0 for it.
+    return ours, 0.0 if value is None else float(value)
+
+
+def agree(ref: Reference, module: str, name: str, *args: Any, **kwargs: Any) -> None:
+    ours, theirs = both(ref, module, name, *args, **kwargs)
+    assert ours == theirs, f"{name}: ours {ours}, OSWorld {theirs}"

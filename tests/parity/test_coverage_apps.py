@@ -16,37 +16,14 @@ from typing import Any
 import pytest
 from pypdf import PdfWriter
 
-from osw_studio.evaluation.registry import METRICS
-from tests.parity.guest_env import stub_missing
-from tests.parity.reference import Reference, ReferenceError
-
-OSWORLD = "desktop_env.evaluators.metrics."
+from tests.parity.guest_env import agree, both, stub_missing
+from tests.parity.reference import Reference
 
 
 @pytest.fixture(scope="module")
 def ref(reference: Reference) -> Reference:
     stub_missing(reference)
     return reference
-
-
-def both(ref: Reference, module: str, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """Our score and OSWorld's for the same arguments (``"raises"`` when a side raises)."""
-    try:
-        ours: Any = float(METRICS.get(name)(*args, **kwargs))
-    except Exception:
-        ours = "raises"
-    try:
-        value = ref.call(OSWORLD + module, name, *args, **kwargs)
-    except ReferenceError:
-        return ours, "raises"
-    # Deliberate: where OSWorld's function falls off its end (an unknown rule type) it gives None, no
-    # score at all; ours scores 0 for it.
-    return ours, 0.0 if value is None else float(value)
-
-
-def agree(ref: Reference, module: str, name: str, *args: Any, **kwargs: Any) -> None:
-    ours, theirs = both(ref, module, name, *args, **kwargs)
-    assert ours == theirs, f"{name}: ours {ours}, OSWorld {theirs}"
 
 
 # --- VLC -----------------------------------------------------------------------------------------
