@@ -154,6 +154,7 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.vlc",
         "osw_studio.evaluation.metrics.misc",
         "osw_studio.evaluation.metrics.writer",
+        "osw_studio.evaluation.metrics.images",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
