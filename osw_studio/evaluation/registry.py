@@ -155,6 +155,7 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.misc",
         "osw_studio.evaluation.metrics.writer",
         "osw_studio.evaluation.metrics.images",
+        "osw_studio.evaluation.metrics.impress",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
@@ -169,6 +170,7 @@ GETTERS: Registry[GetterFunc] = Registry(
         "osw_studio.evaluation.getters.chrome_profile",
         "osw_studio.evaluation.getters.vlc",
         "osw_studio.evaluation.getters.vscode",
+        "osw_studio.evaluation.getters.impress",
     ),
 )
 """Every getter, by the ``type`` name task files use in ``result`` and ``expected``."""
