@@ -171,6 +171,7 @@ GETTERS: Registry[GetterFunc] = Registry(
         "osw_studio.evaluation.getters.vlc",
         "osw_studio.evaluation.getters.vscode",
         "osw_studio.evaluation.getters.impress",
+        "osw_studio.evaluation.getters.relative_time",
     ),
 )
 """Every getter, by the ``type`` name task files use in ``result`` and ``expected``."""
