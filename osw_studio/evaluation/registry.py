@@ -168,6 +168,7 @@ GETTERS: Registry[GetterFunc] = Registry(
         "osw_studio.evaluation.getters.files",
         "osw_studio.evaluation.getters.chrome",
         "osw_studio.evaluation.getters.chrome_profile",
+        "osw_studio.evaluation.getters.chrome_dom",
         "osw_studio.evaluation.getters.vlc",
         "osw_studio.evaluation.getters.vscode",
         "osw_studio.evaluation.getters.impress",

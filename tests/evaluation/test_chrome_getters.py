@@ -7,25 +7,18 @@ closes them again, so the tests do not depend on each other's order.
 from __future__ import annotations
 
 import asyncio
-import http.server
-import shutil
-import subprocess
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pypdf import PdfReader
 
 from osw_studio.envs.guest_client import GuestClient
 from osw_studio.envs.local import free_port
 from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext
-from tests.fakes.desktop import start, stop
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from tests.fakes.chromium import CHROMIUM, close_tab, open_tab, pages, run_chromium, serve_site
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make setup)")
 
@@ -39,68 +32,18 @@ PAGES = {
 }
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A static site on 127.0.0.1."""
-    root = tmp_path_factory.mktemp("site")
-    for name, text in PAGES.items():
-        (root / name).write_text(text)
-
-    def handler(*args: Any, **kwargs: Any) -> _Quiet:
-        return _Quiet(*args, directory=str(root), **kwargs)
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_site(tmp_path_factory.mktemp("site"), PAGES) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A headless Chromium whose DevTools endpoint listens on 127.0.0.1; its URL."""
-    assert CHROMIUM is not None
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    port = free_port()
-    process = start(
-        [
-            CHROMIUM,
-            "--headless=new",
-            "--no-sandbox",  # tests run as root, where Chromium's sandbox refuses to start
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--remote-debugging-address=127.0.0.1",
-            f"--remote-debugging-port={port}",
-            f"--user-data-dir={profile}",
-            "about:blank",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/json/version", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None, "chromium exited before its DevTools port answered"
-            assert time.monotonic() < deadline, "chromium's DevTools port did not answer within 30 s"
-            time.sleep(0.2)
+    with run_chromium(tmp_path_factory.mktemp("chromium-profile")) as url:
         yield url
-    finally:
-        stop(process)
 
 
 @pytest.fixture
@@ -110,24 +53,15 @@ async def ctx(browser: str, tmp_path: Path) -> AsyncIterator[GetterContext]:
         yield GetterContext(guest=guest, cache_dir=tmp_path / "cache", devtools_url=browser)
 
 
-def _pages(browser: str) -> list[dict[str, Any]]:
-    return [t for t in httpx.get(f"{browser}/json/list").json() if t.get("type") == "page"]
-
-
 @pytest.fixture
 def tabs(browser: str) -> Iterator[list[str]]:
     """Open tabs by URL (``tabs.append(url)`` after opening); closes every tab a test opened."""
-    before = {t["id"] for t in _pages(browser)}
+    before = {t["id"] for t in pages(browser)}
     opened: list[str] = []
     yield opened
-    for tab in _pages(browser):
+    for tab in pages(browser):
         if tab["id"] not in before:
-            httpx.get(f"{browser}/json/close/{tab['id']}")
-
-
-def open_tab(browser: str, url: str) -> None:
-    response = httpx.put(f"{browser}/json/new?{url}")
-    assert response.status_code == 200, response.text
+            close_tab(browser, tab["id"])
 
 
 async def get(ctx: GetterContext, spec: dict[str, Any]) -> Any:
@@ -155,12 +89,12 @@ async def test_open_tabs_info_lists_every_tab_with_its_title(
 async def test_page_info_loads_a_page_in_a_new_tab_and_closes_it(
     ctx: GetterContext, browser: str, site: str, tabs: list[str]
 ) -> None:
-    count = len(_pages(browser))
+    count = len(pages(browser))
     info = await get(ctx, {"type": "page_info", "url": f"{site}/index.html"})
     assert info["title"] == "Home page"
     assert info["url"] == f"{site}/index.html"
     assert '<h1 id="head">Welcome</h1>' in info["content"]
-    assert len(_pages(browser)) == count  # the getter's own tab is gone again
+    assert len(pages(browser)) == count  # the getter's own tab is gone again
     assert METRICS.get("is_expected_active_tab")(info, {"type": "url", "url": f"{site}/index.html"}) == 1.0
 
 
