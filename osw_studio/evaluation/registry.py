@@ -156,6 +156,7 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.writer",
         "osw_studio.evaluation.metrics.images",
         "osw_studio.evaluation.metrics.impress",
+        "osw_studio.evaluation.metrics.python_suite",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
