@@ -440,3 +440,88 @@ def test_compare_epub(
     assert ours_score == pytest.approx(theirs)
     (tmp_path / "broken.epub").write_bytes(b"not a zip")
     agree(ref, "others", "compare_epub", str(tmp_path / "broken.epub"), gold)
+
+
+# --- spreadsheets and web pages ----------------------------------------------------------------------
+
+CITIES = [
+    "Scottsdale",
+    "Atlanta",
+    "Lake Tahoe",
+    "Banff",
+    "Beijing",
+    "Montreal",
+    "San Diego",
+    "Lille",
+    "Montreal",
+    "San Juan",
+    "New York",
+    "Barcelona",
+    "Toulon",
+    "Sydney",
+    "Long Beach",
+    "Vancouver",
+    "Stockholm",
+    "Montréal",
+    "New Orleans",
+    "Long Beach",
+    "Vancouver",
+]
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        CITIES,
+        [f"{c}, somewhere" for c in CITIES],
+        [*CITIES[:5], "Paris", *CITIES[6:]],
+        [*CITIES[:20], None],
+        CITIES[:10],
+    ],
+)
+@pytest.mark.parametrize("expected", [CITIES, [*CITIES[:5], ["Beijing", "Peking"], *CITIES[6:]], CITIES[:15]])
+def test_compare_conference_city_in_order(
+    ref: Reference, tmp_path: Path, column: list[Any], expected: list[Any]
+) -> None:
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append(["Conference", "Year", "City"])
+    for i, city in enumerate(column):
+        sheet.append([f"C{i}", 2000 + i, city])
+    workbook.save(tmp_path / "cities.xlsx")
+    agree(
+        ref,
+        "table",
+        "compare_conference_city_in_order",
+        str(tmp_path / "cities.xlsx"),
+        {"expected": expected},
+    )
+
+
+GOLD_HTML = (
+    '<html><body><table><tr><td sdnum="1033;0;0.00" align="right">1.50</td><td>Total</td></tr></table>'
+    "<p class='x'>Hello <b>world</b></p></body></html>"
+)
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        GOLD_HTML,
+        GOLD_HTML.replace('sdnum="1033;0;0.00" ', ""),
+        GOLD_HTML.replace('sdnum="1033;0;0.00"', 'sdnum="1033;0;0.000"'),
+        GOLD_HTML.replace('align="right"', 'align="left"'),
+        GOLD_HTML.replace("world", "moon"),
+        GOLD_HTML.replace("<b>world</b>", "world"),
+        GOLD_HTML.replace("</p>", "</p><p>more</p>"),
+        "<html><body></body></html>",
+    ],
+)
+@pytest.mark.parametrize("options", [{}, {"ignore_sdnum": True}])
+def test_compare_htmls(ref: Reference, tmp_path: Path, html: str, options: dict[str, Any]) -> None:
+    (tmp_path / "ours.html").write_text(html)
+    (tmp_path / "gold.html").write_text(GOLD_HTML)
+    agree(ref, "chrome", "compare_htmls", str(tmp_path / "ours.html"), str(tmp_path / "gold.html"), **options)

@@ -294,3 +294,65 @@ def compare_epub(result: str | None, expected: str) -> float:
     ours, gold = epub_parts(result), epub_parts(expected)
     total = sum(difflib.SequenceMatcher(a=a, b=b).ratio() for (_, a), (_, b) in zip(ours, gold, strict=False))
     return total / len(ours) if ours else total
+
+
+# --- spreadsheets and web pages ---------------------------------------------------------------------
+
+
+@metric("compare_conference_city_in_order")
+def compare_conference_city_in_order(result: str, expected: dict[str, Any]) -> float:
+    """Cells C2:C22 of the active sheet contain the expected cities in order (a list: any of them)."""
+    import openpyxl
+
+    cities = expected["expected"]
+    workbook = openpyxl.load_workbook(result)
+    try:
+        values = [cell.value for row in workbook.active["C2:C22"] for cell in row]
+    finally:
+        workbook.close()
+    try:
+        for i, value in enumerate(values):
+            wanted = cities[i]
+            if isinstance(wanted, str):
+                if wanted not in value:
+                    return 0.0
+            elif isinstance(wanted, list):
+                if not any(choice in value for choice in wanted):
+                    return 0.0
+            else:
+                return 0.0
+    except Exception:  # a blank cell, or fewer cities than cells: OSWorld scores these 0 too
+        return 0.0
+    return 1.0
+
+
+@metric("compare_htmls")
+def compare_htmls(result: str, expected: str, **options: Any) -> float:
+    """Two HTML files have the same elements in the same order (names, texts, attributes).
+
+    Nodes are walked in document order side by side (as long as the shorter document lasts);
+    ``ignore_sdnum`` ignores LibreOffice's ``sdnum`` number-format attributes.
+    """
+    from bs4 import BeautifulSoup, Tag
+
+    with open(result, encoding="utf-8") as f:
+        ours = BeautifulSoup(f, "lxml")
+    with open(expected, encoding="utf-8") as f:
+        gold = BeautifulSoup(f, "lxml")
+    ignore_sdnum = options.get("ignore_sdnum")
+    for a, b in zip(ours.descendants, gold.descendants, strict=False):
+        if not (isinstance(a, Tag) and isinstance(b, Tag)):
+            if a != b:
+                return 0.0
+            continue
+        if a.name != b.name or a.text.strip() != b.text.strip():
+            return 0.0
+        if a.attrs != b.attrs:
+            if not ignore_sdnum:
+                return 0.0
+            same = {k: v for k, v in a.attrs.items() if k != "sdnum"} == {
+                k: v for k, v in b.attrs.items() if k != "sdnum"
+            }
+            if not same:
+                return 0.0
+    return 1.0
