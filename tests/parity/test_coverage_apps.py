@@ -525,3 +525,43 @@ def test_compare_htmls(ref: Reference, tmp_path: Path, html: str, options: dict[
     (tmp_path / "ours.html").write_text(html)
     (tmp_path / "gold.html").write_text(GOLD_HTML)
     agree(ref, "chrome", "compare_htmls", str(tmp_path / "ours.html"), str(tmp_path / "gold.html"), **options)
+
+
+# --- MP3 tags ------------------------------------------------------------------------------------------
+
+
+def _mp3(path: Path, tags: dict[str, str | list[str]]) -> str:
+    from mutagen.easyid3 import EasyID3
+
+    # A frame-less MPEG file that carries only an ID3 tag is enough for EasyID3.
+    path.write_bytes(b"")
+    id3 = EasyID3()
+    for key, value in tags.items():
+        id3[key] = value
+    id3.save(str(path))
+    return str(path)
+
+
+MP3_RULES = [
+    {"title": {"method": "eq", "ref": "Missing You"}, "artist": {"method": "eq", "ref": "Cheng Xiang"}},
+    {"title": {"method": "eq", "ref": "Missing You"}},
+    {"artist": {"method": "re", "ref": "^Cheng"}},
+    {"album": {"method": "eq", "ref": ""}},
+    {"artist": {"method": "eq", "ref": "Cheng Xiang,Guest"}},
+]
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        {"title": "Missing You", "artist": "Cheng Xiang"},
+        {"title": "Missing You"},
+        {"title": "Missing Me", "artist": "Cheng Xiang"},
+        {"title": "Missing You", "artist": ["Cheng Xiang", "Guest"]},
+    ],
+)
+def test_check_mp3_meta(ref: Reference, tmp_path: Path, tags: dict[str, Any]) -> None:
+    path = _mp3(tmp_path / "song.mp3", tags)
+    for rules in MP3_RULES:
+        agree(ref, "others", "check_mp3_meta", path, rules)
+    agree(ref, "others", "check_mp3_meta", None, MP3_RULES[0])

@@ -20,6 +20,7 @@ from typing import Any
 import lxml.html
 
 from osw_studio.evaluation.registry import metric
+from osw_studio.evaluation.rules import match_value_to_rule
 
 
 def match_record(pattern: dict[str, Any], record: dict[str, Any]) -> bool:
@@ -355,4 +356,24 @@ def compare_htmls(result: str, expected: str, **options: Any) -> float:
             }
             if not same:
                 return 0.0
+    return 1.0
+
+
+@metric("check_mp3_meta")
+def check_mp3_meta(result: str | None, meta: dict[str, Any]) -> float:
+    """Every ID3 tag named in ``meta`` (``title``, ``artist`` ...) matches its value rule.
+
+    A tag with several values is read as them joined by commas; a missing tag as ``""``.
+    """
+    if result is None:
+        return 0.0
+    from mutagen.easyid3 import EasyID3
+
+    tags: Any = EasyID3(result)  # type: ignore[no-untyped-call]
+    for key, rule in meta.items():
+        value = tags.get(key, "")
+        if isinstance(value, list):
+            value = ",".join(value)
+        if not match_value_to_rule(value, rule):
+            return 0.0
     return 1.0
