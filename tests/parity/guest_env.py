@@ -64,17 +64,24 @@ def stub_missing(reference: Reference, names: tuple[str, ...] = HEAVY_IMPORTS) -
 
 
 GUEST_ENV = r"""
-import json as _json, os as _os, subprocess as _subprocess
+import os as _os
 
 class _Controller:
     def __init__(self, home, tree):
         self.home, self.tree = home, tree
 
     def execute_python_command(self, command):
-        env = {**_os.environ, "HOME": self.home}
-        done = _subprocess.run(["python3", "-c", command], capture_output=True, text=True, env=env)
-        return {"status": "success", "output": done.stdout, "error": done.stderr,
-                "returncode": done.returncode}
+        # OSWorld's getters only ask for paths under HOME: run the snippet here with the guest's HOME
+        # (a subprocess per call would make the tests slow for nothing).
+        import contextlib, io
+        saved, out = _os.environ.get("HOME"), io.StringIO()
+        _os.environ["HOME"] = self.home
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(command, {})
+        finally:
+            _os.environ["HOME"] = saved
+        return {"status": "success", "output": out.getvalue(), "error": "", "returncode": 0}
 
     def get_file(self, path):
         try:
