@@ -16,6 +16,7 @@ from xml.sax.saxutils import escape
 
 import pytest
 
+from osw_studio.core.errors import EvaluationError
 from osw_studio.envs.guest_client import GuestClient
 from osw_studio.evaluation.registry import GETTERS, METRICS, GetterContext
 from tests.fakes.desktop import Desktop
@@ -471,3 +472,15 @@ def _ours_on_tree(name: str, config: dict[str, Any], tree: str, tmp_path: Path) 
 
     ctx = GetterContext(guest=TreeGuest(), cache_dir=tmp_path)  # type: ignore[arg-type]
     return json.loads(json.dumps(asyncio.run(GETTERS.get(name)(ctx, config))))
+
+
+@pytest.mark.xvfb
+async def test_a_broken_bookmarks_file_is_a_clear_error(
+    ref: Reference, ctx: GetterContext, desktop: Desktop, profile: Path, tmp_path: Path
+) -> None:
+    # Deliberate deviation: OSWorld's getter crashes (JSONDecodeError); ours names the file.
+    (profile / "Default" / "Bookmarks").write_text("{half")
+    with pytest.raises(EvaluationError, match="Bookmarks"):
+        await GETTERS.get("bookmarks")(ctx, {})
+    with pytest.raises(ReferenceError, match="JSONDecodeError"):
+        call_getter(ref, REF_GETTERS, "get_bookmarks", str(desktop.home), str(tmp_path), {})

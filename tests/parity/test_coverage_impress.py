@@ -17,6 +17,7 @@ from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.util import Inches
 
+from osw_studio.core.errors import EvaluationError
 from osw_studio.envs.guest_client import GuestClient
 from osw_studio.evaluation.registry import GETTERS, GetterContext
 from tests.fakes.desktop import Desktop
@@ -256,3 +257,16 @@ async def test_background_image_in_slide(
         assert got == (png, png)
         assert Path(ours).relative_to(ctx.cache_dir) == Path(str(theirs)).relative_to(tmp_path / "theirs")
     await asyncio.to_thread(shutil.rmtree, tmp_path / "theirs")
+
+
+@pytest.mark.xvfb
+async def test_a_presentation_that_is_no_zip_is_a_clear_error(ctx: GetterContext, desktop: Desktop) -> None:
+    # Deliberate deviation: OSWorld's getter crashes (BadZipFile); ours names the file.
+    path = desktop.home / "broken.pptx"
+    await asyncio.to_thread(path.write_text, "not a presentation")
+    spec = {"ppt_file_path": str(path), "slide_index": 0, "dest": "bg.png"}
+    try:
+        with pytest.raises(EvaluationError, match=r"not a \.pptx"):
+            await GETTERS.get("background_image_in_slide")(ctx, spec)
+    finally:
+        await asyncio.to_thread(path.unlink)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -110,3 +111,15 @@ def test_date_ranges(ref: Reference, now: datetime, start: str, end: str) -> Non
 def test_every_name_is_exercised() -> None:
     named = set(SINGLE) | {n for pair in RANGES for n in pair}
     assert named == set(RELATIVE_NAMES)
+
+
+async def test_malformed_rules_are_a_clear_error(tmp_path: Path) -> None:
+    from osw_studio.core.errors import EvaluationError
+    from osw_studio.evaluation.registry import GETTERS, GetterContext
+
+    ctx = GetterContext(guest=None, cache_dir=tmp_path)  # type: ignore[arg-type]  # the getter never asks the guest
+    for rules in ({"relativeTime": {"from": "tomorrow"}, "expected": {}}, {"expected": {"time": "{Year}"}}):
+        with pytest.raises(EvaluationError, match="rule_relativeTime"):
+            await GETTERS.get("rule_relativeTime")(ctx, {"rules": rules})
+    rules = {"relativeTime": {"from": "tomorrow"}, "expected": {"time": "{Year}"}, "timezone": "Nowhere/City"}
+    assert (await GETTERS.get("rule_relativeTime")(ctx, {"rules": rules}))["expected"]["time"].isdigit()

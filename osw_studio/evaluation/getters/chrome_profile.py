@@ -13,6 +13,7 @@ import sqlite3
 from contextlib import closing
 from typing import Any
 
+from osw_studio.core.errors import EvaluationError
 from osw_studio.evaluation.registry import GetterContext, getter
 
 PROFILE = ".config/google-chrome"
@@ -154,7 +155,14 @@ async def get_bookmarks(ctx: GetterContext, spec: dict[str, Any]) -> Any:
     content = await profile_file(ctx, "Default/Bookmarks")
     if not content:
         return []
-    return json.loads(content).get("roots", {})
+    try:
+        return json.loads(content).get("roots", {})
+    except (ValueError, AttributeError) as exc:  # OSWorld's getter crashes here
+        raise EvaluationError(
+            f"the browser's Bookmarks file is not a JSON object: {exc}",
+            where=f"~/{PROFILE}/Default/Bookmarks",
+            hint="the browser may have been writing it; let it close before the evaluation",
+        ) from None
 
 
 async def _query_profile_db(

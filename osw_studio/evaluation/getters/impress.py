@@ -52,6 +52,12 @@ async def get_background_image_in_slide(ctx: GetterContext, spec: dict[str, Any]
     """The background picture of slide ``slide_index`` of ``ppt_file_path`` (None when it has none)."""
     source = str(spec["ppt_file_path"])
     local = await get_vm_file(ctx, {"path": source, "dest": PurePosixPath(source).name})
+    if not zipfile.is_zipfile(local):
+        raise EvaluationError(
+            "the presentation is not a .pptx file (not a zip archive)",
+            where=source,
+            hint="save the presentation as .pptx",
+        )
     with zipfile.ZipFile(local) as archive:
         target = background_target(archive, int(spec["slide_index"]))
         if target is None:

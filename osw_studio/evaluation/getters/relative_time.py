@@ -208,4 +208,11 @@ def task_timezone(rules: dict[str, Any]) -> tzinfo:
 async def get_rule_relative_time(ctx: GetterContext, spec: dict[str, Any]) -> dict[str, Any]:
     """The task's ``rules`` with the relative dates of ``expected`` filled in for today."""
     rules = spec["rules"]
-    return resolve(rules, datetime.now(task_timezone(rules)))
+    try:
+        return resolve(rules, datetime.now(task_timezone(rules)))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # OSWorld's getter crashes on these
+        raise EvaluationError(
+            f"rule_relativeTime cannot fill in the expected dates: {type(exc).__name__}: {exc}",
+            where="evaluator.expected.rules",
+            hint="the rules need relativeTime.from (and .to) and the expected strings they fill",
+        ) from None
