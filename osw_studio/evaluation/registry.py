@@ -58,11 +58,15 @@ class GetterContext:
             go here, setup steps with ``stdout`` wrote their output here (for ``cache_file``), and
             pre-seeded expected files are found here.
         task_dir: The task file's folder: a ``cloud_file`` URL that is a plain path is relative to it.
+        devtools_url: The guest browser's DevTools endpoint; by default the guest's host on port 9222.
+        vlc_url: The guest VLC's HTTP interface; by default the guest's host on port 8080.
     """
 
     guest: GuestClient
     cache_dir: Path
     task_dir: Path | None = None
+    devtools_url: str | None = None
+    vlc_url: str | None = None
 
 
 GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]
@@ -153,6 +157,13 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.docs",
         "osw_studio.evaluation.metrics.files",
         "osw_studio.evaluation.metrics.apps",
+        "osw_studio.evaluation.metrics.chrome",
+        "osw_studio.evaluation.metrics.vlc",
+        "osw_studio.evaluation.metrics.misc",
+        "osw_studio.evaluation.metrics.writer",
+        "osw_studio.evaluation.metrics.images",
+        "osw_studio.evaluation.metrics.impress",
+        "osw_studio.evaluation.metrics.python_suite",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
@@ -163,6 +174,13 @@ GETTERS: Registry[GetterFunc] = Registry(
         "osw_studio.evaluation.getters.rule",
         "osw_studio.evaluation.getters.guest",
         "osw_studio.evaluation.getters.files",
+        "osw_studio.evaluation.getters.chrome",
+        "osw_studio.evaluation.getters.chrome_profile",
+        "osw_studio.evaluation.getters.chrome_dom",
+        "osw_studio.evaluation.getters.vlc",
+        "osw_studio.evaluation.getters.vscode",
+        "osw_studio.evaluation.getters.impress",
+        "osw_studio.evaluation.getters.relative_time",
     ),
 )
 """Every getter, by the ``type`` name task files use in ``result`` and ``expected``."""

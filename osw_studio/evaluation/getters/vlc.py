@@ -1,0 +1,75 @@
+"""VLC getters: what it plays, from its HTTP interface, and the guest's default video player.
+
+VLC's HTTP interface (``vlc --extraintf http --http-password password``, port 8080 as in OSWorld's
+images) answers ``/requests/status.xml``; the endpoint is :attr:`GetterContext.vlc_url`, by default the
+guest's host on port 8080, with OSWorld's password ``password``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from osw_studio.evaluation.registry import GetterContext, getter
+
+log = logging.getLogger(__name__)
+
+VLC_PORT = 8080
+"""OSWorld's ``vlc_port``: where the guest's VLC serves its HTTP interface."""
+
+VLC_PASSWORD = "password"
+"""The HTTP interface's password in OSWorld's images (the user name is empty)."""
+
+VIDEO_TYPES = (
+    "3gp", "3gpp", "3gpp2", "avi", "divx", "dv", "fli", "flv", "mp2t", "mp4", "mp4v-es", "mpeg",
+    "mpeg-system", "msvideo", "ogg", "quicktime", "vnd.divx", "vnd.mpegurl", "vnd.rn-realvideo", "webm",
+    "x-anim", "x-avi", "x-flc", "x-fli", "x-flv", "x-m4v", "x-matroska", "x-mpeg", "x-mpeg-system",
+    "x-mpeg2", "x-ms-asf", "x-ms-asf-plugin", "x-ms-asx", "x-ms-wm", "x-ms-wmv", "x-ms-wmx", "x-ms-wvx",
+    "x-msvideo", "x-nsv", "x-ogm", "x-ogm+ogg", "x-theora", "x-theora+ogg",
+)  # fmt: skip
+"""The ``video/*`` MIME types whose default application decides the default video player."""
+
+
+def vlc_url(ctx: GetterContext) -> str:
+    """The guest VLC's HTTP interface (``http://host:8080`` unless the context names one)."""
+    if ctx.vlc_url:
+        return ctx.vlc_url.rstrip("/")
+    host = urlsplit(ctx.guest.base_url).hostname or "127.0.0.1"
+    return f"http://{host}:{VLC_PORT}"
+
+
+@getter("vlc_playing_info")
+async def get_vlc_playing_info(ctx: GetterContext, spec: dict[str, Any]) -> str | None:
+    """VLC's ``status.xml`` saved as ``dest``, or None when VLC does not answer it."""
+    url = f"{vlc_url(ctx)}/requests/status.xml"
+    try:
+        async with httpx.AsyncClient(timeout=30) as http:
+            response = await http.get(url, auth=("", VLC_PASSWORD))
+    except httpx.HTTPError as exc:
+        log.warning("VLC's HTTP interface did not answer at %s: %s", url, exc)
+        return None
+    if response.status_code != 200:
+        log.warning("VLC's HTTP interface answered %s at %s", response.status_code, url)
+        return None
+    target = ctx.cache_dir / spec["dest"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(response.content)
+    return str(target)
+
+
+@getter("default_video_player")
+async def get_default_video_player(ctx: GetterContext, spec: dict[str, Any]) -> str:
+    """The desktop file most video types open with (``xdg-mime query default``), or ``unknown``."""
+    apps: list[str] = []
+    for kind in VIDEO_TYPES:
+        response = await ctx.guest.execute(["xdg-mime", "query", "default", f"video/{kind}"])
+        if response.output:
+            # OSWorld's list names every type twice but x-ogm+ogg; the counts (and ties) follow it.
+            apps.extend([response.output] * (1 if kind == "x-ogm+ogg" else 2))
+    if not apps:
+        return "unknown"
+    return Counter(apps).most_common(1)[0][0]
