@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "osw_studio.cli.model",
     "osw_studio.cli.eval",
     "osw_studio.cli.export",
+    "osw_studio.cli.assets",
 )
 """Modules that add sub-commands, in the order ``--help`` lists them."""
 

@@ -21,6 +21,7 @@ from osw_studio.core.task import Task
 
 if TYPE_CHECKING:
     from osw_studio.envs.guest_client import GuestClient
+    from osw_studio.tasks.assets import AssetStore
 
 
 class Env(abc.ABC):
@@ -40,6 +41,11 @@ class Env(abc.ABC):
     @property
     def asset_cache(self) -> Path | None:
         """The asset cache folder setup steps used (OSWorld's ``cache/``), if any."""
+        return None
+
+    @property
+    def asset_store(self) -> AssetStore | None:
+        """The asset cache network URLs of setup steps and ``cloud_file`` getters are read from, if any."""
         return None
 
     @property

@@ -25,6 +25,7 @@ from osw_studio.core.errors import EvaluationError
 
 if TYPE_CHECKING:
     from osw_studio.envs.guest_client import GuestClient
+    from osw_studio.tasks.assets import AssetStore
 
 
 F = TypeVar("F")
@@ -51,11 +52,13 @@ class GetterContext:
             go here, setup steps with ``stdout`` wrote their output here (for ``cache_file``), and
             pre-seeded expected files are found here.
         task_dir: The task file's folder: a ``cloud_file`` URL that is a plain path is relative to it.
+        assets: The asset cache ``cloud_file`` reads network URLs from (``osw-studio assets fetch``).
     """
 
     guest: GuestClient
     cache_dir: Path
     task_dir: Path | None = None
+    assets: AssetStore | None = None
 
 
 GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]

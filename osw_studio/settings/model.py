@@ -187,6 +187,31 @@ class EnvironmentSettings(_Section):
         return format_vnc_address(*parse_vnc_address(text)) if text else None  # ValueError: the mistake
 
 
+class AssetSettings(_Section):
+    """The ``assets`` section: the cache of files that tasks download (``osw-studio assets``).
+
+    Attributes:
+        cache_dir: The asset cache folder (default: ``assets`` in the user cache dir, or
+            ``OSW_ASSET_CACHE``).
+        mirror: A URL prefix to fetch from instead of the files' own hosts: ``https://host/path`` is
+            fetched as ``<mirror>/host/path``.
+        fetch_missing: Whether a run downloads a file missing from the cache (default: no; the setup
+            fails with the command that fetches it, so runs never depend on the network for files).
+    """
+
+    cache_dir: str | None = None
+    mirror: str | None = None
+    fetch_missing: bool = False
+
+    @field_validator("mirror")
+    @classmethod
+    def _check_mirror(cls, value: str | None) -> str | None:
+        value = (value or "").strip()
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("the mirror must be an http:// or https:// URL prefix")
+        return value or None
+
+
 class AgentSettings(_Section):
     """The ``agent`` section: defaults of the prompt agents."""
 
@@ -289,6 +314,7 @@ class Settings(BaseModel):
     evaluation: Evaluation = Field(default_factory=Evaluation)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
+    assets: AssetSettings = Field(default_factory=AssetSettings)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     active_profile: str | None = None
 
