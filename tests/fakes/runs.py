@@ -64,6 +64,8 @@ class SyntheticRun:
     screen: tuple[int, int] = (64, 40)
     png: bytes | None = None
     first_click: tuple[int, int] | None = None
+    # Mean token entropy of agent steps, by 1-based step index.
+    entropy: dict[int, float] = field(default_factory=dict)
 
 
 def _actions(i: int, run: SyntheticRun, last: bool) -> list[Action]:
@@ -131,6 +133,7 @@ def write_run(root: Path, run: SyntheticRun) -> Path:
                     proposed=actions,
                     executed=actions,
                     timings={"predict": 0.5, "execute": 0.1},
+                    entropy=run.entropy.get(i),
                 )
             writer.write_step(step, png, accessibility_tree="<desktop-frame/>" if i == 1 else None)
         if run.finished:
