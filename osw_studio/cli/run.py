@@ -105,8 +105,9 @@ async def _session(args: argparse.Namespace) -> int:
     )
     out = Path(args.out or settings.evaluation.output_dir or "runs")
     print(f"task {entry.task.id} ({entry.domain}): {entry.task.instruction}")
+    network = f" (network: {choice.network})" if choice.network else ""
     print(
-        f"agent {profile.agent}, model {agent.model_name}; starting the {choice.label} desktop ...",
+        f"agent {profile.agent}, model {agent.model_name}; starting the {choice.label} desktop{network} ...",
         flush=True,
     )
     secrets = [s for s in (key, options.get("token")) if s]

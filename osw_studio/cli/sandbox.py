@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from osw_studio.core.errors import GuestError
+from osw_studio.envs.sandbox import NETWORK_MODES
 
 
 def register(subparsers: Any) -> None:
@@ -24,6 +25,13 @@ def register(subparsers: Any) -> None:
         "--screen", default="1920x1080", metavar="WxH", help="screen size (default 1920x1080)"
     )
     parser.add_argument("--no-bwrap", action="store_true", help="do not use bubblewrap even when installed")
+    parser.add_argument(
+        "--network",
+        choices=NETWORK_MODES,
+        default="none",
+        help="what the guest may reach: none (the default; nothing, not even this machine) or outbound "
+        "(the internet, for tasks that browse; never this machine's loopback services or sockets)",
+    )
     parser.set_defaults(handler=_sandbox)
 
 
@@ -70,13 +78,15 @@ async def _run(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    provider = LocalProvider(screen=screen, sandbox=False if args.no_bwrap else None)
+    provider = LocalProvider(screen=screen, sandbox=False if args.no_bwrap else None, network=args.network)
     env = await provider.create(setup=options)
     try:
         print(f"display: {env.display}")
         print(f"url:     {env.url}")
         print(f"token:   {env.token}")
         print(f"home:    {env.session.home}  ({'bubblewrap' if provider.sandbox else 'no sandbox'})")
+        confined = "" if provider.sandbox else " (not enforced without bubblewrap)"
+        print(f"network: {provider.network}{confined}")
         if entry is not None:
             print(f"setting up {entry.task.id} ({len(entry.task.config)} steps)...", flush=True)
             setup = asyncio.ensure_future(env.reset(entry.task, task_dir=entry.path.parent))

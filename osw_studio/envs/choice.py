@@ -4,7 +4,8 @@ The command line (``osw-studio run --provider ...``, ``osw-studio eval run --pro
 app's settings (``environment.provider``, ``url``, ``docker_options``) both end up here, so they accept
 the same words and say the same things about mistakes:
 
-- ``local``: a sandboxed desktop on this machine (the default).
+- ``local [network=none|outbound]``: a sandboxed desktop on this machine (the default). Its guest
+  reaches no network unless ``network=outbound`` (the internet, never this machine's loopback).
 - ``remote URL [URL...]``: running guest servers, one env per URL. Their token is not written here (it
   would show in ``ps`` and the shell history): it is looked up per URL, in the keyring
   (``osw-studio keys set --guest URL``), else ``$OSW_GUEST_TOKEN``.
@@ -34,7 +35,7 @@ from osw_studio.envs.docker_spec import OSWORLD_PORTS
 
 DOCKER_MODES = ("studio", "osworld")
 
-SYNTAX = "local | remote URL [URL...] | docker [studio|osworld] [KEY=VALUE...]"
+SYNTAX = "local [network=none|outbound] | remote URL [URL...] | docker [studio|osworld] [KEY=VALUE...]"
 """What ``--provider`` takes, for help texts and error hints."""
 
 _BOTH, _STUDIO, _OSWORLD = DOCKER_MODES, ("studio",), ("osworld",)
@@ -95,6 +96,15 @@ class EnvChoice:
     def label(self) -> str:
         """A short name for logs and run stores: ``local``, ``remote``, ``docker:osworld``."""
         return f"docker:{self.options.get('mode', 'studio')}" if self.provider == "docker" else self.provider
+
+    @property
+    def network(self) -> str | None:
+        """What a ``local`` guest may reach (``none`` or ``outbound``), for people to see; else ``None``.
+
+        >>> parse_provider(["local"]).network, parse_provider(["local", "network=outbound"]).network
+        ('none', 'outbound')
+        """
+        return str(self.options.get("network", "none")) if self.provider == "local" else None
 
     def env_count(self, envs: int | None = None) -> int:
         """How many envs to start: ``envs``, else one per URL (``remote``), else one.
@@ -160,6 +170,8 @@ def parse_provider(words: Sequence[str]) -> EnvChoice:
 
     >>> parse_provider(["local"])
     EnvChoice(provider='local', urls=(), options={})
+    >>> str(parse_provider(["local", "network=outbound"]))
+    'local network=outbound'
     >>> parse_provider(["docker", "osworld", "qcow2=/vm/U.qcow2", "ports=server:5100", "kvm=no"]).options
     {'mode': 'osworld', 'qcow2': '/vm/U.qcow2', 'ports': {'server': 5100}, 'kvm': False}
     >>> parse_provider(["docker", "qcow2=/vm/U.qcow2"])  # doctest: +ELLIPSIS
@@ -176,9 +188,7 @@ def parse_provider(words: Sequence[str]) -> EnvChoice:
     kind, *rest = words
     kind = kind.strip().lower()
     if kind == "local":
-        if rest:
-            raise _bad(words, "local takes nothing after it")
-        return EnvChoice("local")
+        return EnvChoice("local", options=_local_options(words, rest))
     if kind == "remote":
         if not rest:
             raise _bad(words, "remote needs the URL of a running guest server, e.g. http://10.0.0.5:5000")
@@ -194,9 +204,11 @@ def parse_provider(words: Sequence[str]) -> EnvChoice:
 
 
 def choice_from_settings(
-    provider: str, url: str | None = None, docker_options: str | None = None
+    provider: str, url: str | None = None, docker_options: str | None = None, network: str = "none"
 ) -> EnvChoice:
-    """The choice the app's settings make (``environment.provider``, ``url``, ``docker_options``).
+    """The choice the app's settings make (``environment.provider``, ``url``, ``docker_options``, ...).
+
+    ``network`` is the local sandbox's (``environment.network``).
 
     ``docker_options`` are the words after ``docker`` on the command line, in one string.
 
@@ -204,6 +216,8 @@ def choice_from_settings(
     '/vm/my disk.qcow2'
     >>> choice_from_settings("remote", "http://h:5000").urls
     ('http://h:5000',)
+    >>> choice_from_settings("local", network="outbound").options
+    {'network': 'outbound'}
 
     Raises:
         GuestError: If the settings are incomplete or their docker options are wrong.
@@ -224,7 +238,25 @@ def choice_from_settings(
                 hint="close the quote",
             ) from None
         return parse_provider(["docker", *words])
+    if provider == "local" and network != "none":
+        return parse_provider(["local", f"network={network}"])
     return parse_provider([provider])
+
+
+def _local_options(words: Sequence[str], rest: Sequence[str]) -> dict[str, Any]:
+    """``local``'s one option, ``network=none|outbound`` (``none`` is the default and left out)."""
+    from osw_studio.envs.sandbox import NETWORK_MODES
+
+    options: dict[str, Any] = {}
+    for word in rest:
+        key, value = _pair(words, word)
+        if key != "network":
+            raise _bad(words, f"local takes only network=none|outbound, not {key}=")
+        if value not in NETWORK_MODES:
+            raise _bad(words, f"network={value}: use network=none (the default) or network=outbound")
+        if value != "none":
+            options["network"] = value
+    return options
 
 
 def _bad(words: Sequence[str], why: str) -> GuestError:

@@ -1,20 +1,26 @@
 """``LocalProvider``: the default provider, a throwaway desktop on this machine with no VM.
 
-Per env it starts, in order: Xvfb on a free display number (``-displayfd``), then openbox and a D-Bus
-session bus (``dbus-daemon --print-address``), then AT-SPI's bus launcher (for the accessibility tree)
-and the guest server (``python -m osw_studio.guest --port 0``: it binds a free 127.0.0.1 port itself and
-names it in its ready line) with a random token
-(given through ``OSW_GUEST_TOKEN``, so it never shows in ``ps``). The env is ready when the guest
-server writes its ``--ready-file``.
+Per env it starts, in order: Xvfb on a free display number (``-displayfd``) with a fresh X cookie
+(``-auth``; :mod:`osw_studio.envs.xauth`), then openbox and a D-Bus session bus
+(``dbus-daemon --print-address``), then AT-SPI's bus launcher (for the accessibility tree) and the
+guest server (``python -m osw_studio.guest --unix-socket ...``) with a random token (given through
+``OSW_GUEST_TOKEN``, so it never shows in ``ps``). The env is ready when the guest server writes its
+``--ready-file``.
 
-When ``bwrap`` (bubblewrap) is installed, each process runs inside it: the real ``/`` read-only, a
-private ``/tmp`` shared by the env's processes, and a throwaway HOME mounted at ``/home/user`` (the
-path OSWorld's tasks write to); the user's real HOME, ``/home`` and ``/run/user`` are hidden.
-``--unshare-pid --die-with-parent`` means everything an env starts, including apps launched in the
-guest, dies with it. Without bwrap, HOME and TMPDIR still point into the
-env's own folder and ``setpriv --pdeathsig`` ties each process to this one; but then processes
+The guest server listens on a Unix socket in the env's folder (mode 0600). The env's client talks to
+that socket; a :class:`~osw_studio.envs.relay.Relay` gives the same server a URL on the host's
+127.0.0.1 (on a free port of its own) for the viewer and OSWorld's host code, still behind the token.
+
+When ``bwrap`` (bubblewrap) is installed, each process runs inside it, as
+:mod:`osw_studio.envs.sandbox` describes: a user namespace with no capabilities (also when started by
+root), only the system folders read-only, a private ``/tmp`` shared by the env's processes whose
+``/tmp/.X11-unix`` holds only the env's own display socket, a throwaway HOME mounted at ``/home/user``
+(the path OSWorld's tasks write to), and no network (no host sockets, abstract ones included, no
+host loopback services). ``--unshare-pid --die-with-parent`` means everything an env starts,
+including apps launched in the guest, dies with it. Without bwrap, HOME and TMPDIR still point into
+the env's own folder and ``setpriv --pdeathsig`` ties each process to this one; but then processes
 that those start (AT-SPI's private bus, apps launched in the guest) can outlive a parent killed with
-SIGKILL, as nothing reaps them (a clean exit still stops them all).
+SIGKILL, as nothing reaps them (a clean exit still stops them all), and nothing confines them.
 
 Every process joins one process group and is tracked by PID; :meth:`LocalEnv.close` stops them all
 (SIGTERM, then SIGKILL after a grace period); an ``atexit`` hook does the same if the app exits
@@ -27,6 +33,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
+import json
 import os
 import secrets
 import shutil
@@ -40,16 +48,21 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
+import httpx
+
 from osw_studio.core.errors import GuestError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.ready import ReadyLine, parse_ready
+from osw_studio.envs.relay import Relay
 from osw_studio.envs.remote import RemoteEnv
+from osw_studio.envs.sandbox import GUEST_DNS, NETWORK_MODES, SANDBOX_HOME, Sandbox
 from osw_studio.envs.setup import SetupOptions
-
-SANDBOX_HOME = "/home/user"
-"""HOME inside the sandbox: OSWorld's tasks name files under ``/home/user``."""
+from osw_studio.envs.xauth import write_cookie_file
 
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+
+_NS_GET_USERNS = 0xB701
+"""ioctl on a namespace file: a file descriptor of the user namespace that owns it (linux/nsfs.h)."""
 
 _LIVE: weakref.WeakSet[LocalSession] = weakref.WeakSet()
 
@@ -101,43 +114,20 @@ def is_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def hide_user_files(home: Path, keep: list[Path], *, run_user: bool = True) -> list[str]:
-    """The bwrap arguments that hide ``/home``, the user's real HOME and ``/run/user`` from the sandbox.
+def _needed_paths(python: str) -> tuple[Path, ...]:
+    """What a sandboxed guest server needs from the host, shown read-only wherever it lives.
 
-    The real HOME holds keys (``~/.ssh``, ``~/.gnupg``, the keyring) and ``/run/user`` the user's D-Bus
-    (the Secret Service). What the sandbox needs from under them (``keep``: the Python and the
-    package that run the guest server) stays visible, read-only. A HOME under ``/tmp`` is hidden by
-    the sandbox's private ``/tmp`` already.
-
-    Examples:
-        >>> hide_user_files(Path("/root"), [Path("/usr")], run_user=False)
-        ['--tmpfs', '/home', '--tmpfs', '/root']
-        >>> hide_user_files(Path("/home/ann"), [Path("/home/ann/venv")], run_user=False)
-        ['--tmpfs', '/home', '--ro-bind', '/home/ann/venv', '/home/ann/venv']
+    This Python's prefixes, the one ``python`` names (a venv's ``python`` links into its base), this
+    package, and the package folders on ``sys.path`` (a ``.pth`` file may add them); never the
+    current folder or other entries of ``PYTHONPATH``, which may be the user's HOME.
     """
-    hidden = [Path("/home")]
-    if home != Path("/") and not any(home.is_relative_to(p) for p in ("/home", "/tmp")):
-        hidden.append(home)
-    if run_user:
-        hidden.append(Path("/run/user"))
-    args: list[str] = []
-    for path in hidden:
-        args += ["--tmpfs", str(path)]
-    for path in dict.fromkeys(keep):
-        if any(path.is_relative_to(h) for h in hidden):
-            args += ["--ro-bind", str(path), str(path)]
-    return args
-
-
-def _hidden_mounts() -> list[str]:
-    """:func:`hide_user_files` for this machine: its HOME, this Python and the osw_studio package."""
     import osw_studio
 
     package = Path(osw_studio.__file__).resolve().parent.parent
-    keep = [p for p in (Path(sys.prefix), Path(sys.base_prefix), package) if p.exists()]
-    home = Path.home()
-    # bwrap cannot mount over a path that does not exist on the read-only root.
-    return hide_user_files(home if home.is_dir() else Path("/"), keep, run_user=Path("/run/user").is_dir())
+    venv = Path(python).absolute().parent.parent
+    paths = [Path(sys.prefix), Path(sys.base_prefix), venv, Path(python).resolve().parent.parent, package]
+    paths += [Path(p) for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    return tuple(p for p in dict.fromkeys(paths) if p.is_absolute() and p.exists())
 
 
 def _ensure_x11_dir() -> None:
@@ -160,15 +150,25 @@ class LocalSession:
 
     Args:
         sandbox: Run each process inside bubblewrap.
+        keep: Host paths the sandboxed processes need, shown read-only (the Python that runs the guest
+            server, this package); the system folders are always shown.
+        network: The guest server's network, ``none`` or ``outbound`` (see :class:`LocalProvider`).
     """
 
-    def __init__(self, *, sandbox: bool) -> None:
+    def __init__(self, *, sandbox: bool, keep: tuple[Path, ...] = (), network: str = "none") -> None:
         self.sandbox = sandbox
+        self.network = network
         self.root = Path(tempfile.mkdtemp(prefix="osw-env-"))
         self.home = self.root / "home"
         self.tmp = self.root / "tmp"
         for folder in (self.home, self.tmp, self.tmp / "runtime"):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.jail = Sandbox(self.home, self.tmp, keep)
+        self.xauthority = self.tmp / ".Xauthority"
+        """The env's X cookie file (host path); only the env's processes are given it."""
+        self.guest_socket = self.tmp / "guest.sock"
+        """The guest server's Unix socket (host path)."""
+        self.relay: Relay | None = None
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.pgid: int | None = None
         self.display = ""
@@ -201,34 +201,29 @@ class LocalSession:
             "QT_ACCESSIBILITY": "1",
             "ACCESSIBILITY_ENABLED": "1",
             "GTK_MODULES": "gail:atk-bridge",
+            "XAUTHORITY": f"{self.tmp_inside}/.Xauthority",
         }
         if self.display:
             env["DISPLAY"] = self.display
         env.update(extra)
         return env
 
+    def x_environment(self) -> dict[str, str]:
+        """``DISPLAY`` and ``XAUTHORITY`` for a host process that should reach this env's display."""
+        return {"DISPLAY": self.display, "XAUTHORITY": str(self.xauthority)}
+
     # --- starting ------------------------------------------------------------------------------------
 
-    def _wrap(self, argv: list[str], *, real_tmp: bool) -> list[str]:
+    def _wrap(self, argv: list[str], *, real_tmp: bool, info_fd: int | None = None) -> list[str]:
         if self.sandbox:
-            tmp = ["--bind", "/tmp", "/tmp"] if real_tmp else ["--bind", str(self.tmp), "/tmp"]
-            if not real_tmp:
-                tmp += ["--bind", "/tmp/.X11-unix", "/tmp/.X11-unix"]
-            return [
-                "bwrap",
-                "--ro-bind", "/", "/",
-                "--dev", "/dev",
-                "--proc", "/proc",
-                "--tmpfs", "/dev/shm",
-                *tmp,
-                *_hidden_mounts(),
-                "--bind", str(self.home), SANDBOX_HOME,
-                "--chdir", SANDBOX_HOME,
-                "--unshare-pid",
-                "--die-with-parent",
-                "--",
-                *argv,
-            ]  # fmt: skip
+            if real_tmp:
+                return self.jail.display_server(argv, readable=[self.xauthority])
+            socket_path = Path(f"/tmp/.X11-unix/X{self.display[1:]}") if self.display else None
+            resolv = None
+            if info_fd is not None:
+                resolv = self.root / "resolv.conf"
+                resolv.write_text(f"nameserver {GUEST_DNS}\n")
+            return self.jail.process(argv, socket_path, resolv_conf=resolv, info_fd=info_fd)
         if shutil.which("setpriv"):
             return ["setpriv", "--pdeathsig", "KILL", "--", *argv]
         return argv
@@ -242,13 +237,24 @@ class LocalSession:
         real_tmp: bool = False,
         pass_fds: tuple[int, ...] = (),
         stdout_pipe: bool = False,
+        info_fd: int | None = None,
+        wrap: bool = True,
     ) -> subprocess.Popen[bytes]:
-        """Start one process of the env, logged to ``<root>/<name>.log``, in the env's process group."""
+        """Start one process of the env, logged to ``<root>/<name>.log``, in the env's process group.
+
+        ``info_fd``: a pipe for bwrap's ``--info-fd`` (the sandbox's pid, for its network);
+        ``wrap=False``: a helper of ours that runs on the host side (slirp4netns).
+        """
         log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - closed in stop()
         self._logs.append(log)
+        if info_fd is not None:
+            pass_fds = (*pass_fds, info_fd)
+        command = self._wrap(argv, real_tmp=real_tmp, info_fd=info_fd) if wrap else argv
+        if not wrap and shutil.which("setpriv"):
+            command = ["setpriv", "--pdeathsig", "KILL", "--", *command]
         try:
             proc = subprocess.Popen(
-                self._wrap(argv, real_tmp=real_tmp),
+                command,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if stdout_pipe else log,
@@ -312,6 +318,7 @@ class LocalSession:
     async def start_display(self, screen: tuple[int, int], limit: float) -> str:
         """Start Xvfb on a free display number; return ``:N``."""
         _ensure_x11_dir()
+        write_cookie_file(self.xauthority)
         read_fd, write_fd = os.pipe()
         try:
             size = f"{screen[0]}x{screen[1]}x24"
@@ -320,7 +327,7 @@ class LocalSession:
             # could then make openbox's first connection fail, leaving the desktop with no window
             # manager (seen under load as setup's activate_window finding no window).
             argv = ["Xvfb", "-displayfd", str(write_fd), "-noreset", "-screen", "0", size]
-            argv += ["-nolisten", "tcp"]
+            argv += ["-nolisten", "tcp", "-auth", str(self.xauthority)]
             self.spawn("xvfb", argv, self.environment(), real_tmp=True, pass_fds=(write_fd,))
             os.close(write_fd)
             write_fd = -1
@@ -350,6 +357,50 @@ class LocalSession:
         )
         assert proc.stdout is not None
         return await self.read_line(proc.stdout.fileno(), "dbus", limit)
+
+    async def start_outbound(self, info_read_fd: int, name: str, limit: float) -> None:
+        """Give the sandbox of process ``name`` outbound access: slirp4netns, host loopback refused.
+
+        bwrap names the sandbox's pid on ``info_read_fd`` (which this closes); slirp4netns joins that
+        process's user and network namespaces, brings up ``tap0`` (10.0.2.100, DNS 10.0.2.3) and
+        says when it is ready.
+        """
+        loop = asyncio.get_running_loop()
+
+        def read_all() -> bytes:
+            with os.fdopen(info_read_fd, "rb") as pipe:
+                return pipe.read()
+
+        where = str(self.root / f"{name}.log")
+        try:
+            info = json.loads(await asyncio.wait_for(loop.run_in_executor(None, read_all), limit))
+            pid = int(info["child-pid"])
+        except (TimeoutError, ValueError, KeyError, TypeError):
+            raise GuestError(f"{name}'s sandbox did not start: {self.log_tail(name)}", where=where) from None
+        try:
+            # The namespace's owner, asked of the namespace itself: bwrap may move the process into a
+            # nested user namespace (with the final uid map) after it names the pid, and from that
+            # one the network namespace cannot be joined.
+            net_fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise GuestError(f"{name}'s sandbox exited at start: {exc.strerror}", where=where) from None
+        ready_read, ready_write = os.pipe()
+        user_fd = -1
+        try:
+            user_fd = fcntl.ioctl(net_fd, _NS_GET_USERNS)
+            argv = ["slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback"]
+            argv += ["--enable-sandbox", "--enable-seccomp", f"--ready-fd={ready_write}"]
+            argv += [f"--userns-path=/proc/self/fd/{user_fd}", "--netns-type=path", f"/proc/self/fd/{net_fd}"]
+            argv += ["tap0"]
+            fds = (ready_write, net_fd, user_fd)
+            self.spawn("network", argv, self.environment(), pass_fds=fds, wrap=False)
+            os.close(ready_write)
+            ready_write = -1
+            await self.read_line(ready_read, "network", limit)
+        finally:
+            for fd in (ready_read, ready_write, net_fd, user_fd):
+                if fd >= 0:
+                    os.close(fd)
 
     async def wait_ready_file(self, path: Path, name: str, limit: float) -> ReadyLine:
         """Wait for the guest server's ready line (polling the file it writes once)."""
@@ -400,6 +451,9 @@ class LocalSession:
     def kill(self, pids: set[int] | None = None) -> None:
         """SIGKILL every process of the env now, reap them and delete the folder (atexit uses this)."""
         pids = (pids or set()) | self.pids()
+        if self.relay is not None:
+            self.relay.close()
+            self.relay = None
         self._signal({pid for pid in pids if is_alive(pid)}, signal.SIGKILL)
         for proc in self.processes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -443,6 +497,27 @@ class LocalEnv(RemoteEnv):
             self.session.processes.clear()
 
 
+def check_network(network: str, *, sandbox: bool) -> None:
+    """Check that ``network`` is a network mode this machine can give a local env.
+
+    Raises:
+        GuestError: If ``network`` is unknown, or ``outbound`` is asked of a sandbox without
+            slirp4netns.
+    """
+    if network not in NETWORK_MODES:
+        raise GuestError(
+            f"unknown network {network!r} for the local provider",
+            where="network",
+            hint=f"use one of: {', '.join(NETWORK_MODES)}",
+        )
+    if network == "outbound" and sandbox and shutil.which("slirp4netns") is None:
+        raise GuestError(
+            "outbound network for the local sandbox needs slirp4netns, which is not installed",
+            where="network",
+            hint="install slirp4netns (make setup does), or use network none",
+        )
+
+
 class LocalProvider:
     """The ``local`` provider: sandboxed Xvfb desktops on this machine.
 
@@ -452,6 +527,13 @@ class LocalProvider:
         accessibility: Start AT-SPI so the accessibility tree works.
         ready_timeout: Seconds to wait for each part to start.
         python: The Python that runs the guest server.
+        network: What the guest may reach: ``none`` (the default: nothing, not even this machine's
+            loopback) or ``outbound`` (the internet through slirp4netns, for tasks that browse; still
+            not this machine's loopback services nor its sockets). Only the sandbox enforces it:
+            without bwrap the guest shares this machine's network.
+
+    Raises:
+        GuestError: If ``network`` is not one this machine can give (:func:`check_network`).
     """
 
     def __init__(
@@ -462,13 +544,17 @@ class LocalProvider:
         accessibility: bool = True,
         ready_timeout: float = 20.0,
         python: str = sys.executable,
+        network: str = "none",
     ) -> None:
         self.screen = screen
         self.sandbox = shutil.which("bwrap") is not None if sandbox is None else sandbox
+        check_network(network, sandbox=self.sandbox)
+        self.network = network
         self.accessibility = accessibility
         self.ready_timeout = ready_timeout
         self.python = python
         self.atspi = accessibility and Path(AT_SPI_LAUNCHER).exists()
+        self.keep = _needed_paths(python)
 
     async def create(
         self,
@@ -476,14 +562,20 @@ class LocalProvider:
         screen: tuple[int, int] | None = None,
         setup: SetupOptions | None = None,
         retry: RetryPolicy | None = None,
+        network: str | None = None,
         **client_options: Any,
     ) -> LocalEnv:
         """Start a desktop and its guest server; return the env once the server is ready.
 
+        ``network`` overrides the provider's for this env (``--provider local network=outbound``).
+
         Raises:
-            GuestError: If a part does not start (naming it and quoting its log).
+            GuestError: If a part does not start (naming it and quoting its log), or ``network`` is
+                not one this machine can give.
         """
-        session = LocalSession(sandbox=self.sandbox)
+        network = network or self.network
+        check_network(network, sandbox=self.sandbox)
+        session = LocalSession(sandbox=self.sandbox, keep=self.keep, network=network)
         try:
             env = await self._start(session, screen or self.screen, setup, retry, client_options)
         except BaseException:
@@ -509,13 +601,29 @@ class LocalProvider:
         token = secrets.token_urlsafe(24)
         ready_file = session.tmp / "guest.ready"
         ready_inside = f"{session.tmp_inside}/guest.ready"
+        # A Unix socket in the env's folder (mode 0600), not a TCP port: the sandbox has no network
+        # the host could reach, and no other user can connect to it, token or not.
         argv = [self.python, "-m", "osw_studio.guest", "--display", session.display]
-        # Port 0: the server binds a free port itself and names it in its ready line. A port picked
-        # here and handed over could be taken in between (e.g. by an env starting in parallel).
-        argv += ["--host", "127.0.0.1", "--port", "0", "--ready-file", ready_inside]
-        session.spawn("guest", argv, {**env_vars, "OSW_GUEST_TOKEN": token})
-        ready = await session.wait_ready_file(ready_file, "guest", timeout)
-        client = GuestClient(f"http://127.0.0.1:{ready.port}", token, retry=retry, **client_options)
+        argv += ["--unix-socket", f"{session.tmp_inside}/guest.sock", "--ready-file", ready_inside]
+        guest_env = {**env_vars, "OSW_GUEST_TOKEN": token}
+        if self.sandbox and session.network == "outbound":
+            info_read, info_write = os.pipe()
+            try:
+                session.spawn("guest", argv, guest_env, info_fd=info_write)
+            except BaseException:
+                os.close(info_read)
+                raise
+            finally:
+                os.close(info_write)
+            await session.start_outbound(info_read, "guest", timeout)
+        else:
+            session.spawn("guest", argv, guest_env)
+        await session.wait_ready_file(ready_file, "guest", timeout)
+        # The relay picks its own free port (a port picked here and handed over could be taken by
+        # an env starting in parallel); the env's own client skips it and uses the socket.
+        session.relay = Relay(session.guest_socket)
+        client_options.setdefault("transport", httpx.AsyncHTTPTransport(uds=str(session.guest_socket)))
+        client = GuestClient(session.relay.url, token, retry=retry, **client_options)
         env = LocalEnv(client, session, setup=setup)
         try:
             await env.connect()

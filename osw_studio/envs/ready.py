@@ -1,7 +1,8 @@
 """The guest server's ready line, as a launcher reads it.
 
 The guest server prints ``osw-studio guest ready on http://HOST:PORT token=TOKEN`` once it accepts
-connections (``token=none`` with ``--no-token``), and writes the same line to its ``--ready-file``.
+connections (``token=none`` with ``--no-token``; ``unix:PATH`` instead of the URL when it listens on
+a Unix socket), and writes the same line to its ``--ready-file``.
 Started with ``--port 0`` it picks a free port itself, and this line is the only place that names
 it. The guest formats the line (``osw_studio.guest.serve.ready_line``); every launcher (the local
 and docker providers, the tests' desktops) parses it here, so the two sides stay one format.
@@ -20,14 +21,16 @@ class ReadyLine:
     """What a guest server's ready line announces.
 
     Attributes:
-        url: The server's base URL, ``http://HOST:PORT``.
-        port: The TCP port it listens on.
+        url: The server's base URL, ``http://HOST:PORT`` (``unix:PATH`` for a Unix socket).
+        port: The TCP port it listens on (0 on a Unix socket).
         token: Its token, or ``None`` when it wants none (``token=none``).
+        unix_socket: The Unix socket it listens on (``--unix-socket``), else ``None``.
     """
 
     url: str
     port: int
     token: str | None
+    unix_socket: str | None = None
 
 
 def parse_ready(text: str) -> ReadyLine | None:
@@ -38,13 +41,15 @@ def parse_ready(text: str) -> ReadyLine | None:
 
     Examples:
         >>> parse_ready("Openbox-Message: ...\nosw-studio guest ready on http://127.0.0.1:41234 token=x\n")
-        ReadyLine(url='http://127.0.0.1:41234', port=41234, token='x')
+        ReadyLine(url='http://127.0.0.1:41234', port=41234, token='x', unix_socket=None)
         >>> parse_ready("osw-studio guest ready on http://127.0.0.1:5000 token=none\n").token is None
         True
         >>> parse_ready("osw-studio guest ready on http://127.0.0.1:5000 tok") is None
         True
         >>> parse_ready("starting\n") is None
         True
+        >>> parse_ready("osw-studio guest ready on unix:/tmp/guest.sock token=x\n").unix_socket
+        '/tmp/guest.sock'
     """
     for line in text.splitlines(keepends=True):
         if not (line.startswith(PREFIX) and line.endswith("\n")):
@@ -52,6 +57,8 @@ def parse_ready(text: str) -> ReadyLine | None:
         address, sep, token = line[len(PREFIX) :].strip().partition(" token=")
         if not sep or not token or " " in token:
             continue
+        if address.startswith("unix:/"):
+            return ReadyLine(address, 0, None if token == "none" else token, address[len("unix:") :])
         try:
             parts = urlsplit(address)
             port = parts.port

@@ -3,7 +3,8 @@
 When the server accepts connections it prints one line to stdout,
 ``osw-studio guest ready on http://HOST:PORT token=TOKEN`` (``token=none`` with ``--no-token``), and
 writes the same line to ``--ready-file`` if given, so a launcher can wait on the file instead of
-polling. ``--port 0`` picks a free port; the ready line tells which.
+polling. ``--port 0`` picks a free port; the ready line tells which. With ``--unix-socket PATH`` it
+listens there instead and announces ``unix:PATH``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--display", help="X display to serve, e.g. :1 (default: $DISPLAY)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=5000, help="port (default: 5000; 0 picks a free one)")
+    parser.add_argument(
+        "--unix-socket",
+        type=Path,
+        metavar="PATH",
+        help="listen on this Unix socket (mode 0600) instead of --host/--port (the local sandbox does)",
+    )
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument(
         "--token", help=f"token every request must carry (default: ${TOKEN_ENV}, else generated)"
@@ -47,6 +54,22 @@ def ready_line(host: str, port: int, token: str | None) -> str:
         'osw-studio guest ready on http://127.0.0.1:5000 token=none'
     """
     return f"osw-studio guest ready on http://{host}:{port} token={token or 'none'}"
+
+
+def _bind_unix(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path`` that only this uid can connect to."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # created 0600: no window in which another user could connect
+    try:
+        path.unlink(missing_ok=True)
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise GuestError(f"cannot listen on {path}: {exc.strerror}", where="--unix-socket") from exc
+    finally:
+        os.umask(old)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -94,9 +117,12 @@ def serve(args: argparse.Namespace) -> int:
             f"cannot open the X display {display}: {exc}",
             hint="start the display first (e.g. Xvfb) and check --display",
         ) from exc
-    sock = _bind(args.host, args.port)
-    port = sock.getsockname()[1]
-    line = ready_line(args.host, port, token)
+    if args.unix_socket is not None:
+        sock = _bind_unix(args.unix_socket)
+        line = f"osw-studio guest ready on unix:{args.unix_socket} token={token or 'none'}"
+    else:
+        sock = _bind(args.host, args.port)
+        line = ready_line(args.host, sock.getsockname()[1], token)
     config = uvicorn.Config(
         create_app(context, token),
         log_level=args.log_level,

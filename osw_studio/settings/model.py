@@ -56,6 +56,8 @@ ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
 ProviderKind = Literal["local", "remote", "docker"]
+NetworkMode = Literal["none", "outbound"]
+"""What the local sandbox's guest may reach: nothing, or the internet (never this machine's loopback)."""
 CoordinateMode = CoordMode
 """How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
 pixels of the resized screenshot, ``smart`` pixels of the Qwen smart-resized image (UI-TARS 1.5,
@@ -155,12 +157,21 @@ class EnvironmentSettings(_Section):
         vnc: The guest's VNC server, ``HOST:PORT`` or ``PORT`` (on the guest's host), for a viewer of
             guests without a live stream (OSWorld's). Its password is kept in the keyring
             (``osw-studio keys set --vnc HOST:PORT``).
+        network: The ``local`` sandbox's network: ``none`` (the default; the guest reaches nothing,
+            not even this machine) or ``outbound`` (the internet, for tasks that browse; still not
+            this machine's loopback services nor its sockets).
     """
 
     provider: ProviderKind = "local"
     url: str | None = None
     docker_options: str | None = None
     vnc: str | None = None
+    network: NetworkMode = "none"
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _default_network(cls, value: Any) -> Any:
+        return value or "none"
 
     @field_validator("provider", mode="before")
     @classmethod

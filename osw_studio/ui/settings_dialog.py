@@ -40,7 +40,7 @@ from osw_studio.settings import (
     Settings,
     save_settings,
 )
-from osw_studio.settings.model import AgentKind, ObservationType, ProviderKind
+from osw_studio.settings.model import AgentKind, NetworkMode, ObservationType, ProviderKind
 from osw_studio.settings.secrets import (
     delete_key,
     find_api_key,
@@ -183,11 +183,19 @@ class SettingsDialog(QDialog):
         self.vnc_password = QLineEdit()
         self.vnc_password.setObjectName("vncPassword")
         self.vnc_password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.network = QComboBox()
+        self.network.setObjectName("guestNetwork")
+        self.network.addItems(list(get_args(NetworkMode)))
+        self.network.setToolTip(
+            "What the local sandbox's guest may reach. none: nothing, not even this machine. "
+            "outbound: the internet, for tasks that browse (never this machine's own services)."
+        )
         self.provider.currentTextChanged.connect(self._on_provider_changed)
         env_box = QGroupBox("Environment")
         form3 = QFormLayout(env_box)
         form3.addRow("Screen size", size_row)
         form3.addRow("Provider", self.provider)
+        form3.addRow("Guest network", self.network)
         form3.addRow("Guest URL", self.remote_url)
         form3.addRow("Guest token", token_row)
         form3.addRow("Docker options", self.docker_options)
@@ -222,6 +230,7 @@ class SettingsDialog(QDialog):
         self.provider.setCurrentText(env.provider)
         self.remote_url.setText(env.url or "")
         self.docker_options.setText(env.docker_options or "")
+        self.network.setCurrentText(env.network)
         self.vnc.setText(env.vnc or "")
         self._describe_vnc_password(env.vnc, env.url)
         self._on_provider_changed(env.provider)
@@ -302,6 +311,7 @@ class SettingsDialog(QDialog):
         for widget in (self.remote_url, self.guest_token, self.show_token):
             widget.setEnabled(provider == "remote")
         self.docker_options.setEnabled(provider == "docker")
+        self.network.setEnabled(provider == "local")
         for widget in (self.vnc, self.vnc_password):
             widget.setEnabled(provider != "local")  # the local sandbox streams its screen
 
@@ -428,6 +438,7 @@ class SettingsDialog(QDialog):
                     "provider": self.provider.currentText(),
                     "url": self.remote_url.text(),
                     "docker_options": self.docker_options.text(),
+                    "network": self.network.currentText(),
                     "vnc": self.vnc.text(),
                 }
             )

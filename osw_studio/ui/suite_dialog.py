@@ -177,7 +177,7 @@ class SuiteDialog(QDialog):
             suite=self.suite.text().strip(),
             profile=profile,
             agent=agent,
-            provider=choice_from_settings(env.provider, env.url, env.docker_options),
+            provider=choice_from_settings(env.provider, env.url, env.docker_options, env.network),
             envs=self.envs.value(),
             out=self.out.text().strip() or None,
             resume=self.resume.isChecked(),

@@ -46,6 +46,7 @@ def test_local_remote_and_docker_read_as_a_person_writes_them() -> None:
     "words",
     [
         "local",
+        "local network=outbound",
         "remote http://a:5000 http://b:5000",
         "docker studio",
         "docker studio image=my/guest:1 screen=1024x768 ready_timeout=90.5 docker_host=ssh://me@box",
@@ -61,7 +62,9 @@ def test_a_choice_written_back_reads_as_the_same_choice(words: str) -> None:
     ("words", "says"),
     [
         ([], "no provider given"),
-        (["local", "http://a:5000"], "local takes nothing after it"),
+        (["local", "http://a:5000"], "'http://a:5000' is not KEY=VALUE"),
+        (["local", "port=5000"], "local takes only network=none|outbound, not port="),
+        (["local", "network=web"], "network=web: use network=none (the default) or network=outbound"),
         (["remote"], "remote needs the URL of a running guest server"),
         (["remote", "10.0.0.5:5000"], "'10.0.0.5:5000' is not a guest server URL"),
         (["vmware"], "unknown provider 'vmware'"),

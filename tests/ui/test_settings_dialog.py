@@ -66,9 +66,36 @@ def test_the_environment_is_saved_typed_and_shown_again(
     assert dialog.error.text() == "" and not dialog.isVisible()
 
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000"}
+    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000", "network": "none"}
     assert data["evaluation"]["screen_resolution"] == "1280x800"
     again = _dialog(qtbot, load_settings(path))
     assert again.provider.currentText() == "remote"
     assert again.remote_url.text() == "http://10.0.0.5:5000"
     assert (again.width_box.value(), again.height_box.value()) == (1280, 800)
+
+
+def test_the_local_sandboxs_network_is_an_explicit_choice_saved_and_shown_again(
+    qtbot: QtBot, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    from osw_studio.envs.choice import choice_from_settings
+
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"environment": {"provider": "local"}}), encoding="utf-8")
+    dialog = _dialog(qtbot, load_settings(path))
+    assert dialog.network.currentText() == "none" and dialog.network.isEnabled()
+    assert [dialog.network.itemText(i) for i in range(dialog.network.count())] == ["none", "outbound"]
+    assert "not even this machine" in dialog.network.toolTip()
+
+    dialog.network.setCurrentText("outbound")
+    dialog.save()
+    assert dialog.error.text() == "" and not dialog.isVisible()
+
+    environment = load_settings(path).environment
+    assert environment.network == "outbound"
+    # What the app then starts: the same choice as `--provider local network=outbound`.
+    choice = choice_from_settings(environment.provider, environment.url, None, environment.network)
+    assert str(choice) == "local network=outbound"
+    again = _dialog(qtbot, load_settings(path))
+    assert again.network.currentText() == "outbound"
+    again.provider.setCurrentText("remote")
+    assert not again.network.isEnabled()  # only the local sandbox has this setting
