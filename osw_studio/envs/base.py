@@ -58,6 +58,16 @@ class Env(abc.ABC):
     def screen_size(self) -> tuple[int, int]:
         """``(width, height)`` of the guest screen in pixels: the coordinate space of actions."""
 
+    async def guest_port_url(self, port: int) -> str:
+        """A URL on which the host reaches TCP ``port`` of the guest (a browser's DevTools, VLC's HTTP).
+
+        By default the guest server's host with that port, as OSWorld's host code reaches its VMs;
+        a guest in a network of its own forwards the port (:class:`~osw_studio.envs.local.LocalEnv`).
+        """
+        from urllib.parse import urlsplit
+
+        return f"http://{urlsplit(self.guest.base_url).hostname or '127.0.0.1'}:{port}"
+
     @abc.abstractmethod
     async def reset(self, task: Task | None = None) -> Observation:
         """Bring the guest to the task's start state (run its ``config`` steps) and observe it.

@@ -17,11 +17,11 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 from osw_studio.core.errors import GuestError
+from osw_studio.settings.model import DesktopName
 
-DesktopName = Literal["studio", "osworld"]
 DESKTOPS: tuple[str, ...] = get_args(DesktopName)
 
 HOME_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Public", "Templates", "Videos")
@@ -44,7 +44,7 @@ _PYTHON = """#!/bin/sh
 exec {python3} "$@"
 """
 
-# LibreOffice: no start centre tips or first-start wizard, and saving in a non-ODF format (.xlsx, .docx,
+# LibreOffice: no start centre tips, first-start wizard or "what's new" bar, and saving in a non-ODF format (.xlsx, .docx,
 # .pptx: every OSWorld office task) does not stop to ask "Use Excel 2007-365!" or "Use ODF Format!".
 _LIBREOFFICE = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"
@@ -59,6 +59,8 @@ _LIBREOFFICE = """<?xml version="1.0" encoding="UTF-8"?>
 <value>true</value></prop></item>
 <item oor:path="/org.openoffice.Setup/Product"><prop oor:name="LastTimeDonateShown" oor:op="fuse">
 <value>9999999999</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse">
+<value>99.0</value></prop></item>
 </oor:items>
 """
 
@@ -147,7 +149,7 @@ def _write_exec(path: Path, text: str) -> None:
 PROFILES: dict[str, DesktopProfile] = {
     "studio": DesktopProfile(
         "studio",
-        commands={"mousepad": "mousepad", "gnumeric": "gnumeric", "galculator": "galculator"},
+        optional={"mousepad": "mousepad", "gnumeric": "gnumeric", "galculator": "galculator"},
     ),
     "osworld": DesktopProfile(
         "osworld",

@@ -57,6 +57,8 @@ ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
 ProviderKind = Literal["local", "remote", "docker"]
 NetworkMode = Literal["none", "outbound"]
+DesktopName = Literal["studio", "osworld"]
+"""The local sandbox's applications: the bundled tasks' (``studio``) or OSWorld's (``osworld``)."""
 """What the local sandbox's guest may reach: nothing, or the internet (never this machine's loopback)."""
 CoordinateMode = CoordMode
 """How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
@@ -160,6 +162,8 @@ class EnvironmentSettings(_Section):
         network: The ``local`` sandbox's network: ``none`` (the default; the guest reaches nothing,
             not even this machine) or ``outbound`` (the internet, for tasks that browse; still not
             this machine's loopback services nor its sockets).
+        desktop: The ``local`` sandbox's applications: ``studio`` (the bundled tasks') or
+            ``osworld`` (OSWorld's: LibreOffice, GIMP, VLC, Thunderbird, Chromium; make setup-osworld).
     """
 
     provider: ProviderKind = "local"
@@ -167,6 +171,7 @@ class EnvironmentSettings(_Section):
     docker_options: str | None = None
     vnc: str | None = None
     network: NetworkMode = "none"
+    desktop: DesktopName = "studio"
 
     @field_validator("network", mode="before")
     @classmethod

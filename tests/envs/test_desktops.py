@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import urllib.request
 from pathlib import Path
 from xml.etree import ElementTree
 
+import httpx
 import pytest
 
 from osw_studio.core.errors import GuestError
@@ -75,3 +77,42 @@ def test_google_chrome_starts_chromium_with_devtools_and_chrome_s_profile(tmp_pa
     finally:
         stop(browser)
         stop(xvfb)
+
+
+@pytest.mark.xvfb
+async def test_an_osworld_desktop_runs_google_chrome_and_the_host_reaches_its_devtools() -> None:
+    _needs("chromium")
+    _needs("socat")
+    from osw_studio.envs.local import LocalProvider
+
+    env = await LocalProvider(screen=(1280, 720), desktop="osworld").create()
+    try:
+        listing = await env.guest.execute(["ls", "/home/user"], shell=False)
+        assert {"Desktop", "Documents", "Downloads"} <= set(listing.output.split())
+        # As OSWorld's Chrome tasks start it: google-chrome on 1337, socat from 9222.
+        await env.guest.launch(["google-chrome", "--remote-debugging-port=1337"])
+        await env.guest.launch("socat tcp-listen:9222,fork tcp:localhost:1337", shell=True)
+        url = await env.guest_port_url(9222)
+        assert url.startswith("http://127.0.0.1:") and not url.endswith(":9222")
+        version: dict[str, str] = {}
+        async with httpx.AsyncClient(timeout=2) as http:
+            deadline = time.monotonic() + 40
+            while time.monotonic() < deadline and not version:
+                try:
+                    version = (await http.get(f"{url}/json/version")).json()
+                except (httpx.HTTPError, ValueError):
+                    await asyncio.sleep(0.3)
+        assert "Chrome/" in version.get("Browser", ""), version
+        assert await env.guest_port_url(9222) == url  # one forwarder per port
+    finally:
+        await env.close()
+
+
+async def test_a_desktop_whose_programs_are_missing_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from osw_studio.envs.local import LocalProvider
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(GuestError, match=r"make setup-osworld"):
+        await LocalProvider(desktop="osworld").create()
