@@ -44,8 +44,8 @@ _PYTHON = """#!/bin/sh
 exec {python3} "$@"
 """
 
-# LibreOffice: no start centre tips, first-start wizard or "what's new" bar, and saving in a non-ODF format (.xlsx, .docx,
-# .pptx: every OSWorld office task) does not stop to ask "Use Excel 2007-365!" or "Use ODF Format!".
+# LibreOffice: no start centre tips, first-start wizard or "what's new" bar, and saving in a non-ODF
+# format (.xlsx, .docx, .pptx: every OSWorld office task) does not stop to ask "Use Excel 2007-365!".
 _LIBREOFFICE = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"
  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
