@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 XVFB := xvfb-run -a -s "-screen 0 1920x1080x24 -nolisten tcp"
 PYTEST_ARGS ?=
 
-.PHONY: setup run test test-reliability check lint bench package test-package dist install-desktop icons clean
+.PHONY: setup setup-osworld run test test-reliability check lint bench package test-package dist install-desktop icons clean
 
 REF_VENV := .venv-ref
 REF_STAMP := $(REF_VENV)/.installed
@@ -34,6 +34,10 @@ $(REF_STAMP): packaging/reference-requirements.txt scripts/setup-reference.sh sc
 $(OSWORLD_SERVER_STAMP): packaging/osworld-server-requirements.txt scripts/setup-osworld-server.sh
 	scripts/setup-osworld-server.sh $(OSWORLD_SERVER_VENV)
 	@touch $(OSWORLD_SERVER_STAMP)
+
+# The OSWorld desktop's applications (LibreOffice, GIMP, VLC, Thunderbird, Chromium; about 1 GB).
+setup-osworld: setup
+	@scripts/setup-system.sh packaging/osworld-packages.txt
 
 run: setup
 	$(BIN)/osw-studio

@@ -7,6 +7,7 @@ task's reference solution in approve mode, so every picture shows a real guest s
 - approve.png: a proposal drawn on the live screen, waiting for Approve / Edit / Skip / Take over;
 - takeover.png: a person in control of the guest;
 - history.png: a finished run opened from the run history, its timeline marked;
+- review.png: that run in the review window, a step labelled wrong with its actions open to correct;
 - results.png: the Results dock over the runs folder, per domain, with the domain's tasks;
 - export.png: File > Export runs… after exporting the run as SFT chat data;
 - settings.png: the settings dialog;
@@ -97,6 +98,17 @@ async def render(window: MainWindow, out: Path) -> None:
     await window.timeline.thumbnails_ready()
     await asyncio.sleep(0.5)
     save(window, out, "history.png")
+
+    review = window.review_run(window.history.runs[0])
+    assert review is not None
+    review.resize(1400, 820)
+    review.label_step("correct")
+    review.label_step("wrong")
+    review.set_verdict("accepted")
+    review.rate(4)
+    await asyncio.sleep(0.3)
+    save(review, out, "review.png")
+    review.close()
 
     window.show_results(window.services.runs_dir)
     window.results.show_domain("os")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Install the Debian/Ubuntu packages listed in packaging/apt-packages.txt that are missing.
+# Install the Debian/Ubuntu packages listed in packaging/apt-packages.txt (or the lists given as
+# arguments, e.g. packaging/osworld-packages.txt) that are missing.
 # As root (or with sudo) it installs them; otherwise it prints the exact command to run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$here/packaging/apt-packages.txt")
+lists=("$@")
+[ ${#lists[@]} -gt 0 ] || lists=("$here/packaging/apt-packages.txt")
+mapfile -t wanted < <(cat "${lists[@]}" | grep -vE '^\s*(#|$)' | sed 's/\s*#.*//')
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "setup: not a Debian/Ubuntu system; install the equivalents of: ${wanted[*]}" >&2
   exit 0

@@ -29,6 +29,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "osw_studio.cli.model",
     "osw_studio.cli.eval",
     "osw_studio.cli.export",
+    "osw_studio.cli.assets",
+    "osw_studio.cli.review",
 )
 """Modules that add sub-commands, in the order ``--help`` lists them."""
 

@@ -21,6 +21,7 @@ from osw_studio.core.task import Task
 
 if TYPE_CHECKING:
     from osw_studio.envs.guest_client import GuestClient
+    from osw_studio.tasks.assets import AssetStore
 
 
 class Env(abc.ABC):
@@ -43,6 +44,11 @@ class Env(abc.ABC):
         return None
 
     @property
+    def asset_store(self) -> AssetStore | None:
+        """The asset cache network URLs of setup steps and ``cloud_file`` getters are read from, if any."""
+        return None
+
+    @property
     @abc.abstractmethod
     def guest(self) -> GuestClient:
         """The client of this env's guest server (setup steps and evaluator getters use it)."""
@@ -51,6 +57,16 @@ class Env(abc.ABC):
     @abc.abstractmethod
     def screen_size(self) -> tuple[int, int]:
         """``(width, height)`` of the guest screen in pixels: the coordinate space of actions."""
+
+    async def guest_port_url(self, port: int) -> str:
+        """A URL on which the host reaches TCP ``port`` of the guest (a browser's DevTools, VLC's HTTP).
+
+        By default the guest server's host with that port, as OSWorld's host code reaches its VMs;
+        a guest in a network of its own forwards the port (:class:`~osw_studio.envs.local.LocalEnv`).
+        """
+        from urllib.parse import urlsplit
+
+        return f"http://{urlsplit(self.guest.base_url).hostname or '127.0.0.1'}:{port}"
 
     @abc.abstractmethod
     async def reset(self, task: Task | None = None, *, task_dir: Path | None = None) -> Observation:

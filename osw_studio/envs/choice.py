@@ -4,8 +4,9 @@ The command line (``osw-studio run --provider ...``, ``osw-studio eval run --pro
 app's settings (``environment.provider``, ``url``, ``docker_options``) both end up here, so they accept
 the same words and say the same things about mistakes:
 
-- ``local [network=none|outbound]``: a sandboxed desktop on this machine (the default). Its guest
-  reaches no network unless ``network=outbound`` (the internet, never this machine's loopback).
+- ``local [network=none|outbound] [desktop=studio|osworld]``: a sandboxed desktop on this machine (the
+  default). Its guest reaches no network unless ``network=outbound`` (the internet, never this
+  machine's loopback); ``desktop=osworld`` gives it OSWorld's applications (:mod:`~osw_studio.envs.desktops`).
 - ``remote URL [URL...]``: running guest servers, one env per URL. Their token is not written here (it
   would show in ``ps`` and the shell history): it is looked up per URL, in the keyring
   (``osw-studio keys set --guest URL``), else ``$OSW_GUEST_TOKEN``.
@@ -35,7 +36,10 @@ from osw_studio.envs.docker_spec import OSWORLD_PORTS
 
 DOCKER_MODES = ("studio", "osworld")
 
-SYNTAX = "local [network=none|outbound] | remote URL [URL...] | docker [studio|osworld] [KEY=VALUE...]"
+SYNTAX = (
+    "local [network=none|outbound] [desktop=studio|osworld] | remote URL [URL...] "
+    "| docker [studio|osworld] [KEY=VALUE...]"
+)
 """What ``--provider`` takes, for help texts and error hints."""
 
 _BOTH, _STUDIO, _OSWORLD = DOCKER_MODES, ("studio",), ("osworld",)
@@ -204,11 +208,15 @@ def parse_provider(words: Sequence[str]) -> EnvChoice:
 
 
 def choice_from_settings(
-    provider: str, url: str | None = None, docker_options: str | None = None, network: str = "none"
+    provider: str,
+    url: str | None = None,
+    docker_options: str | None = None,
+    network: str = "none",
+    desktop: str = "studio",
 ) -> EnvChoice:
     """The choice the app's settings make (``environment.provider``, ``url``, ``docker_options``, ...).
 
-    ``network`` is the local sandbox's (``environment.network``).
+    ``network`` and ``desktop`` are the local sandbox's (``environment.network``, ``environment.desktop``).
 
     ``docker_options`` are the words after ``docker`` on the command line, in one string.
 
@@ -238,20 +246,31 @@ def choice_from_settings(
                 hint="close the quote",
             ) from None
         return parse_provider(["docker", *words])
-    if provider == "local" and network != "none":
-        return parse_provider(["local", f"network={network}"])
+    if provider == "local":
+        words = [f"network={network}"] if network != "none" else []
+        words += [f"desktop={desktop}"] if desktop != "studio" else []
+        return parse_provider(["local", *words])
     return parse_provider([provider])
 
 
 def _local_options(words: Sequence[str], rest: Sequence[str]) -> dict[str, Any]:
-    """``local``'s one option, ``network=none|outbound`` (``none`` is the default and left out)."""
+    """``local``'s options: ``network=none|outbound`` and ``desktop=studio|osworld`` (defaults left out)."""
+    from osw_studio.envs.desktops import DESKTOPS
     from osw_studio.envs.sandbox import NETWORK_MODES
 
     options: dict[str, Any] = {}
     for word in rest:
         key, value = _pair(words, word)
+        if key == "desktop":
+            if value not in DESKTOPS:
+                raise _bad(words, f"desktop={value}: use desktop={' or desktop='.join(DESKTOPS)}")
+            if value != "studio":
+                options["desktop"] = value
+            continue
         if key != "network":
-            raise _bad(words, f"local takes only network=none|outbound, not {key}=")
+            raise _bad(
+                words, f"local takes only network=none|outbound and desktop=studio|osworld, not {key}="
+            )
         if value not in NETWORK_MODES:
             raise _bad(words, f"network={value}: use network=none (the default) or network=outbound")
         if value != "none":

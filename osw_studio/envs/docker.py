@@ -38,6 +38,7 @@ from osw_studio.envs.guest_client import Capabilities, GuestClient, RetryPolicy
 from osw_studio.envs.ready import parse_ready
 from osw_studio.envs.remote import RemoteEnv
 from osw_studio.envs.setup import SetupOptions
+from osw_studio.tasks.assets import AssetStore
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,11 @@ class DockerEnv(Env):
     def asset_cache(self) -> Path | None:
         """The asset cache folder of the setup options."""
         return self.remote.asset_cache
+
+    @property
+    def asset_store(self) -> AssetStore | None:
+        """The asset cache of the setup options."""
+        return self.remote.asset_store
 
     @property
     def screen_size(self) -> tuple[int, int]:

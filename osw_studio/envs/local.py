@@ -52,6 +52,7 @@ from typing import IO, Any
 import httpx
 
 from osw_studio.core.errors import GuestError
+from osw_studio.envs.desktops import get_profile
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.ready import ReadyLine, parse_ready
 from osw_studio.envs.relay import Relay
@@ -228,7 +229,9 @@ class LocalSession:
     def environment(self, **extra: str) -> dict[str, str]:
         """A clean environment for the env's processes (the host's secrets stay out)."""
         env = {
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            # ~/.local/bin first, as on Ubuntu: the desktop profile's launchers (google-chrome) live there.
+            "PATH": f"{self.home_inside}/.local/bin:"
+            + os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "HOME": self.home_inside,
             "USER": os.environ.get("USER", "user"),
@@ -522,13 +525,48 @@ class LocalEnv(RemoteEnv):
         self.display = session.display
         self.url = guest.base_url
         self.token = guest.token or ""
+        self._forwards: dict[int, Relay] = {}
 
     def pids(self) -> set[int]:
         """Every live process of this env."""
         return self.session.pids()
 
+    async def guest_port_url(self, port: int) -> str:
+        """A host URL for the guest's TCP ``port``.
+
+        A sandboxed guest has a network of its own, which the host cannot reach: the first call for a
+        port starts ``socat`` inside the guest (through the guest server, so in its network), listening
+        on a Unix socket in the env's folder and connecting to the port on the guest's loopback, and a
+        relay on the host's 127.0.0.1 to that socket. Without the sandbox the guest shares the host's
+        network and the port is the host's.
+
+        Raises:
+            GuestError: If the forwarder cannot start (``socat`` missing in the guest).
+        """
+        if not self.session.sandbox:
+            return f"http://127.0.0.1:{port}"
+        relay = self._forwards.get(port)
+        if relay is None:
+            name = f"port-{port}.sock"
+            inside, outside = f"{self.session.tmp_inside}/{name}", self.session.tmp / name
+            await self.guest.launch(["socat", f"UNIX-LISTEN:{inside},fork,mode=600", f"TCP:127.0.0.1:{port}"])
+            deadline = time.monotonic() + 5
+            while not outside.exists():
+                if time.monotonic() > deadline:
+                    raise GuestError(
+                        f"cannot forward the guest's port {port}: socat did not start in the guest",
+                        where=self.name,
+                        hint="install socat (make setup-osworld)",
+                    )
+                await asyncio.sleep(0.02)
+            relay = self._forwards[port] = Relay(outside)
+        return relay.url
+
     async def close(self) -> None:
         """Close the connection and stop every process of the env. Safe to call twice."""
+        for relay in self._forwards.values():
+            relay.close()
+        self._forwards.clear()
         await super().close()
         if self.session.pgid is not None or self.session.processes:
             await self.session.stop()
@@ -569,6 +607,8 @@ class LocalProvider:
             loopback) or ``outbound`` (the internet through slirp4netns, for tasks that browse; still
             not this machine's loopback services nor its sockets). Only the sandbox enforces it:
             without bwrap the guest shares this machine's network.
+        desktop: The applications (:mod:`osw_studio.envs.desktops`): ``studio`` (the bundled
+            tasks') or ``osworld`` (OSWorld's, arranged as its image arranges them).
 
     Raises:
         GuestError: If ``network`` is not one this machine can give (:func:`check_network`).
@@ -583,8 +623,10 @@ class LocalProvider:
         ready_timeout: float = 20.0,
         python: str = sys.executable,
         network: str = "none",
+        desktop: str = "studio",
     ) -> None:
         self.screen = screen
+        self.desktop = get_profile(desktop)
         self.sandbox = shutil.which("bwrap") is not None if sandbox is None else sandbox
         check_network(network, sandbox=self.sandbox)
         self.network = network
@@ -605,11 +647,13 @@ class LocalProvider:
         setup: SetupOptions | None = None,
         retry: RetryPolicy | None = None,
         network: str | None = None,
+        desktop: str | None = None,
         **client_options: Any,
     ) -> LocalEnv:
         """Start a desktop and its guest server; return the env once the server is ready.
 
-        ``network`` overrides the provider's for this env (``--provider local network=outbound``).
+        ``network`` and ``desktop`` override the provider's for this env (``--provider local
+        network=outbound desktop=osworld``).
 
         Raises:
             GuestError: If a part does not start (naming it and quoting its log), or ``network`` is
@@ -619,8 +663,11 @@ class LocalProvider:
         check_network(network, sandbox=self.sandbox)
         if self.sandbox and os.getuid() == 0:
             await asyncio.to_thread(root_only_paths)  # scanned once, off the loop
+        profile = get_profile(desktop) if desktop else self.desktop
+        profile.check()
         session = LocalSession(sandbox=self.sandbox, keep=self.keep, network=network)
         try:
+            profile.prepare(session.home, session.home / ".local" / "bin")
             env = await self._start(session, screen or self.screen, setup, retry, client_options)
         except BaseException:
             session.kill()

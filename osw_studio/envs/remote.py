@@ -20,6 +20,7 @@ from osw_studio.core.task import Task
 from osw_studio.envs.base import Env
 from osw_studio.envs.guest_client import Capabilities, GuestClient, RetryPolicy
 from osw_studio.envs.setup import SetupOptions, SetupRunner
+from osw_studio.tasks.assets import AssetStore
 
 PYAUTOGUI_PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False; "
 """What OSWorld's ``PythonController`` puts before every command it sends to ``/execute``."""
@@ -130,6 +131,11 @@ class RemoteEnv(Env):
     def asset_cache(self) -> Path | None:
         """The asset cache folder of the setup options."""
         return self.setup_options.cache_dir
+
+    @property
+    def asset_store(self) -> AssetStore | None:
+        """The asset cache of the setup options."""
+        return self.setup_options.assets
 
     async def observe(self, *, accessibility_tree: bool = False) -> Observation:
         """Grab the screen as PNG (and OSWorld's accessibility XML when asked and available)."""

@@ -68,6 +68,8 @@ from osw_studio.core.task import (
     shell_flag,
 )
 from osw_studio.envs.guest_client import CommandResult, GuestClient
+from osw_studio.settings.model import Settings
+from osw_studio.tasks.assets import AssetStore, default_root
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,10 @@ class SetupOptions:
     """Where a setup finds its files and how long it waits.
 
     Attributes:
-        cache_dir: The asset cache folder (see the module docs), or ``None``.
+        cache_dir: A per-task cache folder in OSWorld's layout (see the module docs), or ``None``.
+        assets: The asset cache (``osw-studio assets fetch``): network URLs are read from it. A URL it
+            lacks fails the step with the command that fetches it, unless ``fetch_missing`` is set.
+        fetch_missing: Whether a URL missing from ``assets`` is downloaded into it during setup.
         task_dir: The task file's folder: plain paths in ``download`` and ``upload_file`` are relative
             to it.
         client_password: Replaces ``{CLIENT_PASSWORD}`` in commands (OSWorld's VMs use ``password``).
@@ -100,6 +105,8 @@ class SetupOptions:
     """
 
     cache_dir: Path | None = None
+    assets: AssetStore | None = None
+    fetch_missing: bool = False
     task_dir: Path | None = None
     client_password: str = "password"
     devtools_url: str | None = None
@@ -194,6 +201,35 @@ def local_source(url: str, task_dir: Path | None, *, where: str = "url") -> Path
     if is_network_url(url):
         return None
     return task_source(url, task_dir, where=where)
+
+
+def asset_store(settings: Settings) -> AssetStore:
+    """The asset cache the settings name (``assets.cache_dir`` and ``assets.mirror``)."""
+    folder = settings.assets.cache_dir
+    return AssetStore(Path(folder).expanduser() if folder else default_root(), settings.assets.mirror)
+
+
+def setup_options(settings: Settings, task_dir: Path | None = None) -> SetupOptions:
+    """Setup options for a run under ``settings``: its asset cache, and where the task file lives."""
+    return SetupOptions(
+        assets=asset_store(settings), fetch_missing=settings.assets.fetch_missing, task_dir=task_dir
+    )
+
+
+async def read_asset(store: AssetStore, url: str, options: SetupOptions) -> bytes:
+    """The bytes of a network URL from the asset cache, fetched into it first if allowed.
+
+    Raises:
+        AssetMissing: The URL is not cached (and may not be fetched now), with the command that fetches it.
+        OswError: Fetching it failed.
+    """
+    if store.get(url) is None and options.fetch_missing:
+        async with httpx.AsyncClient(follow_redirects=True, timeout=options.download_timeout) as http:
+            await store.fetch(url, http)
+    suite = str(options.task_dir) if options.task_dir else "SUITE"
+    return await asyncio.to_thread(
+        store.read, url, fetch_hint=f"fetch the files this task needs: osw-studio assets fetch {suite}"
+    )
 
 
 # --- preflight ---------------------------------------------------------------------------------------
@@ -340,6 +376,8 @@ class SetupRunner:
                 if candidate.is_file():
                     log.info("asset %s from the cache: %s", url, candidate)
                     return candidate.read_bytes()
+        if self.options.assets is not None and is_network_url(url):
+            return await read_asset(self.options.assets, url, self.options)
         data = await self._http_get(url, cache)
         if cache is not None:
             target = asset_candidates(cache, self._task_id, url, guest_path)[0]

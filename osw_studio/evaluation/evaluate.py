@@ -149,7 +149,7 @@ async def _evaluate(
 
     task_cache = cache_root / check_name(task.id, where="$.id")
     task_cache.mkdir(parents=True, exist_ok=True)
-    ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir)
+    ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir, assets=env.asset_store)
     return await score_evaluator(ctx, task.id, evaluator, metrics=metrics)
 
 
@@ -283,7 +283,8 @@ def _per_metric(value: T | list[T | None] | None, n: int) -> list[T | None]:
 def _default_step_runner(env: Env, task: Task, cache_root: Path, task_dir: Path | None) -> StepRunner:
     from osw_studio.envs.setup import SetupOptions, SetupRunner
 
-    runner = SetupRunner(env.guest, SetupOptions(cache_dir=cache_root, task_dir=task_dir))
+    options = SetupOptions(cache_dir=cache_root, task_dir=task_dir, assets=env.asset_store)
+    runner = SetupRunner(env.guest, options)
 
     async def run(steps: Sequence[SetupStep]) -> None:
         await runner.run(steps, task_id=task.id, label="evaluator.postconfig")

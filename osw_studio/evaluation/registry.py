@@ -25,6 +25,7 @@ from osw_studio.core.errors import EvaluationError
 
 if TYPE_CHECKING:
     from osw_studio.envs.guest_client import GuestClient
+    from osw_studio.tasks.assets import AssetStore
 
 
 F = TypeVar("F")
@@ -60,6 +61,7 @@ class GetterContext:
         task_dir: The task file's folder: a ``cloud_file`` URL that is a plain path is relative to it.
         devtools_url: The guest browser's DevTools endpoint; by default the guest's host on port 9222.
         vlc_url: The guest VLC's HTTP interface; by default the guest's host on port 8080.
+        assets: The asset cache ``cloud_file`` reads network URLs from (``osw-studio assets fetch``).
     """
 
     guest: GuestClient
@@ -67,6 +69,7 @@ class GetterContext:
     task_dir: Path | None = None
     devtools_url: str | None = None
     vlc_url: str | None = None
+    assets: AssetStore | None = None
 
 
 GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]

@@ -63,6 +63,8 @@ OSWorld's installed ``desktop-env`` package, for leaderboard-faithful requests).
 ProviderKind = Literal["local", "remote", "docker"]
 NetworkMode = Literal["none", "outbound"]
 """What the local sandbox's guest may reach: nothing, or the internet (never this machine's loopback)."""
+DesktopName = Literal["studio", "osworld"]
+"""The local sandbox's applications: the bundled tasks' (``studio``) or OSWorld's (``osworld``)."""
 CoordinateMode = CoordMode
 """How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
 pixels of the resized screenshot, ``smart`` pixels of the Qwen smart-resized image (UI-TARS 1.5,
@@ -174,6 +176,8 @@ class EnvironmentSettings(_Section):
             this machine's loopback services nor its sockets).
         keep_desktop: Start each run in the app on the desktop the last one left (chained manual work)
             instead of a fresh one (unset, the default: a new local sandbox, a recreated container).
+        desktop: The ``local`` sandbox's applications: ``studio`` (the bundled tasks') or
+            ``osworld`` (OSWorld's: LibreOffice, GIMP, VLC, Thunderbird, Chromium; make setup-osworld).
     """
 
     provider: ProviderKind = "local"
@@ -182,6 +186,7 @@ class EnvironmentSettings(_Section):
     vnc: str | None = None
     network: NetworkMode = "none"
     keep_desktop: bool | None = None
+    desktop: DesktopName = "studio"
 
     @field_validator("network", mode="before")
     @classmethod
@@ -211,6 +216,31 @@ class EnvironmentSettings(_Section):
             return value  # None, or a wrong type that the str check names
         text = str(value).strip()
         return format_vnc_address(*parse_vnc_address(text)) if text else None  # ValueError: the mistake
+
+
+class AssetSettings(_Section):
+    """The ``assets`` section: the cache of files that tasks download (``osw-studio assets``).
+
+    Attributes:
+        cache_dir: The asset cache folder (default: ``assets`` in the user cache dir, or
+            ``OSW_ASSET_CACHE``).
+        mirror: A URL prefix to fetch from instead of the files' own hosts: ``https://host/path`` is
+            fetched as ``<mirror>/host/path``.
+        fetch_missing: Whether a run downloads a file missing from the cache (default: no; the setup
+            fails with the command that fetches it, so runs never depend on the network for files).
+    """
+
+    cache_dir: str | None = None
+    mirror: str | None = None
+    fetch_missing: bool = False
+
+    @field_validator("mirror")
+    @classmethod
+    def _check_mirror(cls, value: str | None) -> str | None:
+        value = (value or "").strip()
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("the mirror must be an http:// or https:// URL prefix")
+        return value or None
 
 
 class AgentSettings(_Section):
@@ -362,6 +392,7 @@ class Settings(BaseModel):
     evaluation: Evaluation = Field(default_factory=Evaluation)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
+    assets: AssetSettings = Field(default_factory=AssetSettings)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     active_profile: str | None = None
 

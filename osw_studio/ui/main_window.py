@@ -31,6 +31,7 @@ from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream, decode_frame
 from osw_studio.ui.results_view import ResultsView
+from osw_studio.ui.review_window import ReviewWindow
 from osw_studio.ui.run_controller import RunController
 from osw_studio.ui.run_history import RunHistory, list_runs
 from osw_studio.ui.services import Services
@@ -152,6 +153,7 @@ class MainWindow(QMainWindow):
         self._results = last_results(services.runs_dir)
         self._starting = False
         self._history_run: RunStore | None = None
+        self._review_windows: list[QWidget] = []
         self._pending: set[asyncio.Task[object]] = set()
         self.authoring: AuthoringWindow | None = None
         self._viewer_window: ViewerWindow | None = None
@@ -195,6 +197,7 @@ class MainWindow(QMainWindow):
         self.tasks.task_selected.connect(self._on_task_selected)
         self.timeline.step_selected.connect(self._on_step_selected)
         self.history.run_opened.connect(self.open_run)
+        self.history.review_requested.connect(self.review_run)
         self.results.run_opened.connect(self._on_result_opened)
         self.results.folder_changed.connect(lambda folder: self.qsettings.setValue("results/folder", folder))
         self.inspector.actions_edited.connect(self.viewer.canvas.set_actions)
@@ -597,6 +600,18 @@ class MainWindow(QMainWindow):
             self._show_screenshot(path.read_bytes(), recorded=True)
             self.viewer.set_replaying(self._history_run is None)  # live frames wait while it is shown
         self.viewer.canvas.set_actions(record.executed or record.proposed)
+
+    def review_run(self, run: RunStore) -> ReviewWindow | None:
+        """Open a review window on a past run (labels go to its review.jsonl); ``None`` if it cannot."""
+        try:
+            window = ReviewWindow(run, parent=self)
+        except OswError as exc:
+            self.reporter.report(exc)
+            return None
+        self._review_windows = [w for w in self._review_windows if w.isVisible()]
+        self._review_windows.append(window)
+        window.show()
+        return window
 
     def open_run(self, run: RunStore) -> None:
         """Browse a past run: its steps on the timeline, its screens in the viewer."""

@@ -59,9 +59,11 @@ class RunHistory(QWidget):
 
     Signals:
         run_opened(object): The :class:`RunStore` a person opened (double-click or Open).
+        review_requested(object): The :class:`RunStore` a person asked to review (Review).
     """
 
     run_opened = Signal(object)
+    review_requested = Signal(object)
 
     def __init__(self, root: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -75,6 +77,10 @@ class RunHistory(QWidget):
         self.tree.itemActivated.connect(lambda *_: self.open_selected())
         self.open_button = QPushButton("Open")
         self.open_button.clicked.connect(self.open_selected)
+        self.review_button = QPushButton("Review…")
+        self.review_button.setObjectName("reviewRun")
+        self.review_button.setToolTip("Label the run's steps and accept or reject it, from the keyboard")
+        self.review_button.clicked.connect(self.review_selected)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         self.where = QLabel(str(root))
@@ -82,6 +88,7 @@ class RunHistory(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(self.where, 1)
         bar.addWidget(self.refresh_button)
+        bar.addWidget(self.review_button)
         bar.addWidget(self.open_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -132,3 +139,9 @@ class RunHistory(QWidget):
         if item is None:
             return
         self.run_opened.emit(self._runs[int(item.data(0, Qt.ItemDataRole.UserRole))])
+
+    def review_selected(self) -> None:
+        """Ask to review the selected run."""
+        item = self.tree.currentItem()
+        if item is not None:
+            self.review_requested.emit(self._runs[int(item.data(0, Qt.ItemDataRole.UserRole))])

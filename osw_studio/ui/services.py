@@ -79,7 +79,9 @@ class Services:
 
         setting = self.settings.environment
         screen = self.settings.evaluation.screen_resolution
-        choice = choice_from_settings(setting.provider, setting.url, setting.docker_options, setting.network)
+        choice = choice_from_settings(
+            setting.provider, setting.url, setting.docker_options, setting.network, setting.desktop
+        )
         # The token is looked up at each run, so one stored in Settings applies without a restart.
         (options,) = choice.env_options(1, screen=screen, token=guest_token)
         key = (str(choice), screen, options.get("token"))

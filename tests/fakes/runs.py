@@ -69,6 +69,8 @@ class SyntheticRun:
     # `history` rounds with their screenshots, the current screenshot), each step with a screen of its own.
     requests: bool = False
     history: int = 3
+    # Mean token entropy of agent steps, by 1-based step index.
+    entropy: dict[int, float] = field(default_factory=dict)
 
 
 def _actions(i: int, run: SyntheticRun, last: bool) -> list[Action]:
@@ -171,6 +173,7 @@ def write_run(root: Path, run: SyntheticRun) -> Path:
                     timings={"predict": 0.5, "execute": 0.1},
                     coordinate_mode="abs",
                     request=_request(run, i, screens, replies) if run.requests else None,
+                    entropy=run.entropy.get(i),
                 )
             replies.append(response if i not in run.edited else "```python\nedited\n```")
             writer.write_step(step, png, accessibility_tree="<desktop-frame/>" if i == 1 else None)

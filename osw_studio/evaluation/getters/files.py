@@ -15,9 +15,10 @@ import asyncio
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from osw_studio.core.errors import EvaluationError
-from osw_studio.core.paths import task_dest
+from osw_studio.core.errors import EvaluationError, OswError
+from osw_studio.core.paths import is_network_url, task_dest
 from osw_studio.evaluation.registry import GetterContext, getter
+from osw_studio.tasks.assets import AssetStore
 
 
 class FileMissing(Exception):
@@ -72,6 +73,15 @@ async def get_vm_file(ctx: GetterContext, spec: dict[str, Any]) -> Any:
     return _pick(out, missing)
 
 
+async def _from_assets(ctx: GetterContext, store: AssetStore, url: str) -> bytes:
+    from osw_studio.envs.setup import SetupOptions, read_asset
+
+    try:
+        return await read_asset(store, url, SetupOptions(assets=store, task_dir=ctx.task_dir))
+    except OswError as exc:
+        raise EvaluationError(exc.message, where=exc.where, hint=exc.hint) from None
+
+
 async def _download(url: str, target: Path) -> None:
     import httpx
 
@@ -114,6 +124,8 @@ async def get_cloud_file(ctx: GetterContext, spec: dict[str, Any]) -> Any:
         local = _local_copy(ctx, url, dest)
         if local is not None:
             target.write_bytes(local.resolve().read_bytes())
+        elif ctx.assets is not None and is_network_url(url):
+            target.write_bytes(await _from_assets(ctx, ctx.assets, url))
         else:
             await _download(url, target)
     return _pick(out, None)

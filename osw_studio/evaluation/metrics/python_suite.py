@@ -1,9 +1,9 @@
 """``check_python_file_by_test_suite``: the task's own test function, run on the files the agent wrote.
 
 The test file comes with the task (downloaded, so untrusted): it runs in a separate Python inside
-bubblewrap, with the real ``/`` read-only, a private ``/tmp``, the user's home folders hidden, no
-network and no other process in sight, and only its own folder (the task's cache folder, which also
-holds the fetched result files) writable. Without bubblewrap the metric refuses to run it rather than
+bubblewrap, as the local sandbox confines a guest: only the system folders shown, read-only, a
+private ``/tmp``, no capabilities, no network and no other process in sight, and only its own folder
+(the task's cache folder, which also holds the fetched result files) writable. Without bubblewrap the metric refuses to run it rather than
 run it unconfined. The score follows OSWorld's: the test function's ``True``/``False`` as 1/0, a number
 clamped to [0, 1], anything else by its truth; a test file that does not load, lacks the function or
 raises scores 0.
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from osw_studio.core.errors import EvaluationError
-from osw_studio.envs.local import hide_user_files
+from osw_studio.envs.sandbox import Sandbox, keep_mounts
 from osw_studio.evaluation.registry import metric
 
 TIMEOUT = 300.0
@@ -58,21 +58,20 @@ os.write(1, ("\n" + MARK + json.dumps(value) + "\n").encode())
 
 
 def sandboxed(folder: Path, argv: list[str]) -> list[str]:
-    """``argv`` inside bubblewrap with only ``folder`` writable (see the module docs)."""
-    keep = [p for p in (Path(sys.prefix), Path(sys.base_prefix)) if p.exists()]
-    home = Path.home()
+    """``argv`` inside bubblewrap with only ``folder`` writable (see the module docs).
+
+    The confinement is the local sandbox's (:class:`~osw_studio.envs.sandbox.Sandbox`): a user namespace
+    with no capabilities (also when run as root), no network, only the system folders and this Python
+    shown, read-only.
+    """
+    keep = tuple(p for p in (Path(sys.prefix), Path(sys.base_prefix)) if p.exists())
     return [
         "bwrap",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
+        *Sandbox(folder, folder, keep).common(),
         "--tmpfs", "/tmp",
-        *hide_user_files(home if home.is_dir() else Path("/"), keep, run_user=Path("/run/user").is_dir()),
+        *keep_mounts(keep),
         "--bind", str(folder), str(folder),
         "--chdir", str(folder),
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
         "--",
         *argv,
     ]  # fmt: skip
