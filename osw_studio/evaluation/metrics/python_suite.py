@@ -3,10 +3,10 @@
 The test file comes with the task (downloaded, so untrusted): it runs in a separate Python inside
 bubblewrap, as the local sandbox confines a guest: only the system folders shown, read-only, a
 private ``/tmp``, no capabilities, no network and no other process in sight, and only its own folder
-(the task's cache folder, which also holds the fetched result files) writable. Without bubblewrap the metric refuses to run it rather than
-run it unconfined. The score follows OSWorld's: the test function's ``True``/``False`` as 1/0, a number
-clamped to [0, 1], anything else by its truth; a test file that does not load, lacks the function or
-raises scores 0.
+(the task's cache folder, which also holds the fetched result files) writable. Without bubblewrap the
+metric refuses to run it rather than run it unconfined. The score follows OSWorld's: the test
+function's ``True``/``False`` as 1/0, a number clamped to [0, 1], anything else by its truth; a test
+file that does not load, lacks the function or raises scores 0.
 """
 
 from __future__ import annotations
