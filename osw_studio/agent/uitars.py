@@ -35,10 +35,7 @@ from osw_studio.settings.model import ResolvedProfile
 
 log = logging.getLogger(__name__)
 
-CALL_USER = (
-    "call_user() # Submit the task and call the user when the task is unsolvable, or when you need the "
-    "user's help.\n"
-)
+CALL_USER = "call_user() # hand the task back to the person: it cannot be done, or you need their help\n"
 SYSTEM = "You are a helpful assistant."
 MIN_PIXELS = 100 * 28 * 28
 """The smallest image area UI-TARS is sent (and its smart-resize bound), as OSWorld runs it."""

@@ -175,7 +175,7 @@ async def test_uitars_smart_resize_and_five_screenshots(openai_server: FakeOpenA
         "four history screenshots and the current one, as grabbed (the model smart-resizes them)"
     )
     prompt = text_of(last["messages"][1])
-    assert "## User Instruction\nOpen the menu" in prompt and "Use English in `Thought` part." in prompt
+    assert "## Task\nOpen the menu" in prompt and "Write the Thought in English." in prompt
     assistants = [text_of(m) for m in last["messages"] if m["role"] == "assistant"]
     assert len(assistants) == 6
     assert "type(content='hello\\n')" in assistants[5], "the person's typing replaced the proposal"

@@ -43,21 +43,21 @@ _COMPUTER13_SYSTEM = (
     "as a JSON list of computer_13 actions in one ```json block; coordinates are {coords}."
 )
 _UITARS_SYSTEM = (
-    "You are a GUI agent. You are given a task and your action history, with screenshots. You need to "
-    "perform the next action to complete the task.\n\n## Output Format\n```\nThought: ...\nAction: ...\n```"
-    "\n\n## Action Space\nclick(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
+    "You operate a computer through its screen. Each turn shows the task, the actions taken so far and the "
+    "newest screenshot; answer with the single next action.\n\n## Reply format\n```\nThought: ...\n"
+    "Action: ...\n```\n\n## Actions\nclick(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
     "left_double(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
     "right_single(start_box='<|box_start|>(x1,y1)<|box_end|>')\n"
     "drag(start_box='<|box_start|>(x1,y1)<|box_end|>', end_box='<|box_start|>(x3,y3)<|box_end|>')\n"
     "hotkey(key='')\ntype(content='')\n"
     "scroll(start_box='<|box_start|>(x1,y1)<|box_end|>', direction='down or up or right or left')\n"
-    "wait()\nfinished(content='xxx')\ncall_user()\n\n## Note\n- Use English in `Thought` part.\n"
-    "- Write a small plan and finally summarize your next action (with its target element) in one "
-    "sentence in `Thought` part."
+    "wait()\nfinished(content='xxx')\ncall_user()\n\n## Rules\n- Write the Thought in English.\n"
+    "- In the Thought, plan in a few words, then say in one sentence what the next action does and to "
+    "which element."
 )
 
 _HELPFUL = "You are a helpful assistant."
-_UITARS_USER = _UITARS_SYSTEM + "\n\n## User Instruction\n{instruction}"
+_UITARS_USER = _UITARS_SYSTEM + "\n\n## Task\n{instruction}"
 
 _COORD_WORDS = {
     "abs": "screen pixels",
