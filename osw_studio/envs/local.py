@@ -547,6 +547,12 @@ class LocalEnv(RemoteEnv):
             return f"http://127.0.0.1:{port}"
         relay = self._forwards.get(port)
         if relay is None:
+            if shutil.which("socat") is None:
+                raise GuestError(
+                    f"cannot forward the guest's port {port}: socat is not installed",
+                    where=self.name,
+                    hint="install socat (make setup-osworld installs it with OSWorld's applications)",
+                )
             name = f"port-{port}.sock"
             inside, outside = f"{self.session.tmp_inside}/{name}", self.session.tmp / name
             await self.guest.launch(["socat", f"UNIX-LISTEN:{inside},fork,mode=600", f"TCP:127.0.0.1:{port}"])

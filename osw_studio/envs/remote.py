@@ -117,6 +117,8 @@ class RemoteEnv(Env):
         options = self.setup_options
         if task_dir is not None:
             options = SetupOptions(**{**vars(options), "task_dir": task_dir})
+        if options.port_url is None:
+            options = SetupOptions(**{**vars(options), "port_url": self.guest_port_url})
         self._task_dir = options.task_dir
         if task is not None and task.config:
             await SetupRunner(self._guest, options).run(task.config, task_id=task.id)

@@ -102,6 +102,8 @@ class SetupOptions:
         download_retry_delay: Seconds between the 3 tries of a download.
         until_timeout: Seconds an ``execute`` step with ``until`` keeps trying.
         devtools_wait: Seconds to wait for a browser's DevTools port to answer.
+        port_url: How the host reaches a TCP port of the guest (``env.guest_port_url``: a sandboxed
+            guest forwards it); default: the guest's host with that port.
     """
 
     cache_dir: Path | None = None
@@ -110,6 +112,7 @@ class SetupOptions:
     task_dir: Path | None = None
     client_password: str = "password"
     devtools_url: str | None = None
+    port_url: Callable[[int], Awaitable[str]] | None = None
     download_timeout: float = 300.0
     download_retry_delay: float = 1.0
     until_timeout: float = 120.0
@@ -514,15 +517,17 @@ class SetupRunner:
         if match:
             self._devtools_port = int(match.group(1))
 
-    def _devtools_base(self) -> str:
+    async def _devtools_base(self) -> str:
         if self.options.devtools_url:
             return self.options.devtools_url.rstrip("/")
+        if self.options.port_url is not None:
+            return (await self.options.port_url(self._devtools_port)).rstrip("/")
         host = urlsplit(self.guest.base_url).hostname or "127.0.0.1"
         return f"http://{host}:{self._devtools_port}"
 
     async def _devtools(self, http: httpx.AsyncClient) -> str:
         """Wait until the browser's DevTools endpoint answers; return its base URL."""
-        base = self._devtools_base()
+        base = await self._devtools_base()
         deadline = time.monotonic() + self.options.devtools_wait
         while True:
             try:

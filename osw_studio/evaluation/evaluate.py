@@ -149,7 +149,13 @@ async def _evaluate(
 
     task_cache = cache_root / check_name(task.id, where="$.id")
     task_cache.mkdir(parents=True, exist_ok=True)
-    ctx = GetterContext(guest=env.guest, cache_dir=task_cache, task_dir=task_dir, assets=env.asset_store)
+    ctx = GetterContext(
+        guest=env.guest,
+        cache_dir=task_cache,
+        task_dir=task_dir,
+        assets=env.asset_store,
+        port_url=env.guest_port_url,
+    )
     return await score_evaluator(ctx, task.id, evaluator, metrics=metrics)
 
 
@@ -283,7 +289,9 @@ def _per_metric(value: T | list[T | None] | None, n: int) -> list[T | None]:
 def _default_step_runner(env: Env, task: Task, cache_root: Path, task_dir: Path | None) -> StepRunner:
     from osw_studio.envs.setup import SetupOptions, SetupRunner
 
-    options = SetupOptions(cache_dir=cache_root, task_dir=task_dir, assets=env.asset_store)
+    options = SetupOptions(
+        cache_dir=cache_root, task_dir=task_dir, assets=env.asset_store, port_url=env.guest_port_url
+    )
     runner = SetupRunner(env.guest, options)
 
     async def run(steps: Sequence[SetupStep]) -> None:

@@ -62,6 +62,8 @@ class GetterContext:
         devtools_url: The guest browser's DevTools endpoint; by default the guest's host on port 9222.
         vlc_url: The guest VLC's HTTP interface; by default the guest's host on port 8080.
         assets: The asset cache ``cloud_file`` reads network URLs from (``osw-studio assets fetch``).
+        port_url: How the host reaches a TCP port of the guest (``env.guest_port_url``); see
+            :meth:`service_url`.
     """
 
     guest: GuestClient
@@ -70,6 +72,21 @@ class GetterContext:
     devtools_url: str | None = None
     vlc_url: str | None = None
     assets: AssetStore | None = None
+    port_url: Callable[[int], Awaitable[str]] | None = None
+
+    async def service_url(self, port: int, configured: str | None = None) -> str:
+        """The URL of a service the guest runs on ``port`` (its browser's DevTools, VLC's HTTP).
+
+        ``configured`` (a context field such as ``devtools_url``) wins; then the env's forward of the
+        port; else the guest's host with that port, as OSWorld's host code reaches its VMs.
+        """
+        if configured:
+            return configured.rstrip("/")
+        if self.port_url is not None:
+            return (await self.port_url(port)).rstrip("/")
+        from urllib.parse import urlsplit
+
+        return f"http://{urlsplit(self.guest.base_url).hostname or '127.0.0.1'}:{port}"
 
 
 GetterFunc = Callable[[GetterContext, dict[str, Any]], Awaitable[Any]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, unquote, urlparse, urlsplit
+from urllib.parse import parse_qs, unquote, urlparse
 
 import lxml.etree
 from lxml.cssselect import CSSSelector
@@ -42,12 +42,9 @@ _ADDRESS_BARS = (
 )
 
 
-def devtools_url(ctx: GetterContext) -> str:
-    """The guest browser's DevTools endpoint (``http://host:9222`` unless the context names one)."""
-    if ctx.devtools_url:
-        return ctx.devtools_url.rstrip("/")
-    host = urlsplit(ctx.guest.base_url).hostname or "127.0.0.1"
-    return f"http://{host}:{DEVTOOLS_PORT}"
+async def devtools_url(ctx: GetterContext) -> str:
+    """The guest browser's DevTools endpoint (port 9222 of the guest, unless the context names one)."""
+    return await ctx.service_url(DEVTOOLS_PORT, ctx.devtools_url)
 
 
 def address_bar_url(tree: str, goto_prefix: str = "https://") -> str | None:
@@ -208,7 +205,7 @@ async def get_url_path_parse(ctx: GetterContext, spec: dict[str, Any]) -> dict[s
 
 
 async def _connect(playwright: Playwright, ctx: GetterContext) -> Browser:
-    return await playwright.chromium.connect_over_cdp(devtools_url(ctx), timeout=30_000)
+    return await playwright.chromium.connect_over_cdp(await devtools_url(ctx), timeout=30_000)
 
 
 async def _settled(page: Page) -> dict[str, str]:

@@ -211,13 +211,14 @@ async def get_active_tab_html_parse(ctx: GetterContext, spec: dict[str, Any]) ->
     if url is None:
         return None
     out: dict[str, Any] = {}
+    endpoint = await devtools_url(ctx)
     async with async_playwright() as playwright:
         try:
-            browser = await playwright.chromium.connect_over_cdp(devtools_url(ctx), timeout=30_000)
+            browser = await playwright.chromium.connect_over_cdp(endpoint, timeout=30_000)
         except PlaywrightError as exc:
             raise GuestError(
                 f"cannot reach the guest's browser to read the active tab: {exc.message.splitlines()[0]}",
-                where=devtools_url(ctx),
+                where=endpoint,
                 hint="the task's browser must run with --remote-debugging-port and the port be reachable",
             ) from None
         try:

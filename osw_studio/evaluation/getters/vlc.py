@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -34,18 +33,15 @@ VIDEO_TYPES = (
 """The ``video/*`` MIME types whose default application decides the default video player."""
 
 
-def vlc_url(ctx: GetterContext) -> str:
-    """The guest VLC's HTTP interface (``http://host:8080`` unless the context names one)."""
-    if ctx.vlc_url:
-        return ctx.vlc_url.rstrip("/")
-    host = urlsplit(ctx.guest.base_url).hostname or "127.0.0.1"
-    return f"http://{host}:{VLC_PORT}"
+async def vlc_url(ctx: GetterContext) -> str:
+    """The guest VLC's HTTP interface (port 8080 of the guest, unless the context names one)."""
+    return await ctx.service_url(VLC_PORT, ctx.vlc_url)
 
 
 @getter("vlc_playing_info")
 async def get_vlc_playing_info(ctx: GetterContext, spec: dict[str, Any]) -> str | None:
     """VLC's ``status.xml`` saved as ``dest``, or None when VLC does not answer it."""
-    url = f"{vlc_url(ctx)}/requests/status.xml"
+    url = f"{await vlc_url(ctx)}/requests/status.xml"
     try:
         async with httpx.AsyncClient(timeout=30) as http:
             response = await http.get(url, auth=("", VLC_PASSWORD))
