@@ -78,7 +78,7 @@ async def _session(args: argparse.Namespace) -> int:
     from osw_studio.core.errors import GuestError
     from osw_studio.envs.choice import parse_provider
     from osw_studio.envs.registry import make_env
-    from osw_studio.runner.plan import plan_episode, plan_recipe
+    from osw_studio.runner.plan import plan_env_options, plan_episode, plan_recipe
     from osw_studio.settings import load_settings
     from osw_studio.settings.secrets import guest_token
     from osw_studio.tasks.load import load_task
@@ -92,7 +92,7 @@ async def _session(args: argparse.Namespace) -> int:
             f"`osw-studio run` uses one guest, not {len(choice.urls)}",
             hint="give one URL (`osw-studio eval run` runs a suite on several)",
         )
-    (options,) = choice.env_options(1, screen=settings.evaluation.screen_resolution, token=guest_token)
+    (options,) = plan_env_options(settings, choice, 1, token=guest_token)
     recipe = plan_recipe(
         settings,
         profile=args.profile,

@@ -33,6 +33,7 @@ from osw_studio.tasks.load import TaskEntry
 if TYPE_CHECKING:
     from osw_studio.agent.base import Agent
     from osw_studio.envs.base import Env
+    from osw_studio.envs.choice import EnvChoice, TokenLookup
 
 MODEL_AGENTS = ("osworld", "uitars")
 """Agent kinds that call a model (and so need a key)."""
@@ -41,6 +42,22 @@ Mode = Literal["auto", "approve"]
 
 AgentFactory = Callable[[ResolvedProfile, TaskEntry], "Agent"]
 """Builds the agent for a profile and a task (the default: the agent registry's ``make_agent``)."""
+
+
+def plan_env_options(
+    settings: Settings, choice: EnvChoice, envs: int | None = None, *, token: TokenLookup | None = None
+) -> list[dict[str, Any]]:
+    """One option set per env for the provider's ``create``.
+
+    The choice's own options, the settings' screen size, and the setup options every run uses (the
+    asset cache of the ``assets`` section).
+    """
+    from osw_studio.envs.setup import setup_options
+
+    per_env = choice.env_options(envs, screen=settings.evaluation.screen_resolution, token=token)
+    for options in per_env:
+        options.setdefault("setup", setup_options(settings))
+    return per_env
 
 
 @dataclass

@@ -160,7 +160,7 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
     """
     from osw_studio.agent.registry import agent_class
     from osw_studio.envs.registry import load_provider
-    from osw_studio.runner.plan import plan_recipe
+    from osw_studio.runner.plan import plan_env_options, plan_recipe
     from osw_studio.settings.secrets import guest_token
 
     profile = settings.resolve_profile(request.profile)
@@ -176,8 +176,7 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
     choice = request.provider if isinstance(request.provider, EnvChoice) else parse_provider(request.provider)
     provider = choice.provider
     load_provider(provider)  # a provider that cannot load says so now, not once per task
-    screen = settings.evaluation.screen_resolution
-    per_env = choice.env_options(request.envs, screen=screen, token=guest_token)
+    per_env = plan_env_options(settings, choice, request.envs, token=guest_token)
     tokens = {options["token"] for options in per_env if options.get("token")}
     recipe = plan_recipe(
         settings,

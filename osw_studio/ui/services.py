@@ -75,6 +75,7 @@ class Services:
         """
         from osw_studio.envs.choice import choice_from_settings
         from osw_studio.envs.registry import make_env
+        from osw_studio.runner.plan import plan_env_options
         from osw_studio.settings.secrets import guest_token
 
         setting = self.settings.environment
@@ -83,7 +84,7 @@ class Services:
             setting.provider, setting.url, setting.docker_options, setting.network, setting.desktop
         )
         # The token is looked up at each run, so one stored in Settings applies without a restart.
-        (options,) = choice.env_options(1, screen=screen, token=guest_token)
+        (options,) = plan_env_options(self.settings, choice, 1, token=guest_token)
         key = (str(choice), screen, options.get("token"))
         async with self._env_lock:
             if self.env is not None and self._env_key == key:
