@@ -150,10 +150,10 @@ def keep_mounts(keep: Iterable[Path], shown: Iterable[str] = SYSTEM_PATHS) -> li
 
     Examples:
         >>> keep_mounts([Path("/usr"), Path("/tmp/co/.venv"), Path("/tmp/co"), Path("/srv/pkg")])
-        ['--ro-bind', '/tmp/co', '/tmp/co', '--ro-bind', '/srv/pkg', '/srv/pkg']
+        ['--ro-bind', '/srv/pkg', '/srv/pkg', '--ro-bind', '/tmp/co', '/tmp/co']
     """
     roots = [Path(p) for p in shown]
-    paths = sorted({Path(p) for p in keep}, key=lambda p: len(p.parts))
+    paths = sorted({Path(p) for p in keep}, key=lambda p: (len(p.parts), str(p)))
     bound: list[Path] = []
     for path in paths:
         if any(path.is_relative_to(r) for r in roots + bound):
