@@ -45,11 +45,15 @@ async def screenshot(
     max_width: int | None = Query(None, ge=16, description="scale down to this width, keeping the aspect"),
     cursor: bool = Query(True, description="draw the mouse cursor"),
 ) -> Response:
-    """One frame, grabbed once and encoded once."""
+    """One frame, grabbed once and encoded once (not again while the screen stays the same)."""
     context = guest(request)
 
     def shoot() -> bytes:
-        return encode(context.screen.grab(cursor=cursor), fmt, quality=quality, max_width=max_width)
+        frame = context.screen.grab(cursor=cursor)
+        key = (fmt, quality, max_width)
+        return context.encoded.encode(
+            frame, key, lambda f: encode(f, fmt, quality=quality, max_width=max_width)
+        )
 
     data = await asyncio.get_running_loop().run_in_executor(context.grab_pool, shoot)
     return Response(data, media_type=f"image/{fmt}")
