@@ -71,6 +71,9 @@ def accessibility() -> JSONResponse:
 _TERMINAL_WORDS = ("term", "console", "konsole", "kgx", "guake", "tilix", "sakura")
 """Words in the ``WM_CLASS`` of terminal emulators (gnome-terminal-server, xfce4-terminal, ...)."""
 
+_NO_ATSPI_TERMINALS = frozenset({"xterm", "uxterm", "rxvt", "urxvt", "st-256color", "alacritty", "kitty"})
+"""Terminals that expose no AT-SPI tree: ``/terminal`` cannot read them, so it does not try."""
+
 
 @router.get("/terminal", summary="The text of the focused terminal, if AT-SPI shows one")
 def terminal(request: Request) -> JSONResponse:
@@ -80,7 +83,9 @@ def terminal(request: Request) -> JSONResponse:
     manager's active window, a millisecond) and walks AT-SPI only then.
     """
     active = guest(request).windows.active_class()
-    if active is not None and not any(word in active for word in _TERMINAL_WORDS):
+    if active is not None and (
+        not any(word in active for word in _TERMINAL_WORDS) or set(active.split()) & _NO_ATSPI_TERMINALS
+    ):
         return JSONResponse({"output": None, "status": "success"})
     try:
         output = terminal_text()
