@@ -34,6 +34,26 @@ NAMESPACES = {
 MAX_DEPTH = 50
 MAX_WIDTH = 1024
 MAX_NODES = 20000
+TERMINAL_APPS = frozenset(
+    {
+        "gnome-terminal-server",
+        "gnome-terminal",
+        "kgx",
+        "xfce4-terminal",
+        "mate-terminal",
+        "tilix",
+        "terminator",
+        "lxterminal",
+        "qterminal",
+        "konsole",
+        "guake",
+        "sakura",
+        "terminology",
+        "roxterm",
+    }
+)
+"""Applications whose windows hold terminals AT-SPI can read: ``/terminal`` walks only theirs
+(OSWorld's server looks at gnome-terminal-server alone)."""
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffb\ufffe\U00010000-\U0010ffff]|\ufffd")
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -142,8 +162,8 @@ class _Walker:
 def dump(*, active_only: bool = False) -> str:
     """The accessibility tree of the whole desktop as OSWorld's XML text.
 
-    With ``active_only``, only the active top-level frames of each application (what ``/terminal``
-    needs, a small part of the tree).
+    With ``active_only``, only the active top-level frames of terminal applications (what
+    ``/terminal`` needs, a small part of the tree).
     """
     import pyatspi
 
@@ -171,7 +191,9 @@ def dump(*, active_only: bool = False) -> str:
 
 
 def _active_frames(walker: _Walker, app: Any) -> ET.Element | None:
-    """An application element holding only its active frames (None when it has none)."""
+    """A terminal application's element holding only its active frames (None when it has none)."""
+    if (app.name or "").lower() not in TERMINAL_APPS:
+        return None
     active = walker.pyatspi.STATE_ACTIVE
     frames = []
     for j in range(min(app.childCount, MAX_WIDTH)):

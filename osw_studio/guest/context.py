@@ -10,7 +10,7 @@ from fastapi import Request
 
 from osw_studio.guest.accessibility import close_worker
 from osw_studio.guest.processes import Launcher, Recorder
-from osw_studio.guest.screen import Screen
+from osw_studio.guest.screen import EncodedCache, Screen
 from osw_studio.guest.wallpaper import Wallpaper
 from osw_studio.guest.windows import Windows
 from osw_studio.guest.xtest import XTestInput
@@ -31,6 +31,7 @@ class GuestContext:
     launcher: Launcher
     recorder: Recorder
     wallpaper: Wallpaper
+    encoded: EncodedCache = field(default_factory=EncodedCache)
     grab_pool: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=3, thread_name_prefix="grab")
     )

@@ -45,11 +45,15 @@ async def screenshot(
     max_width: int | None = Query(None, ge=16, description="scale down to this width, keeping the aspect"),
     cursor: bool = Query(True, description="draw the mouse cursor"),
 ) -> Response:
-    """One frame, grabbed once and encoded once."""
+    """One frame, grabbed once and encoded once (not again while the screen stays the same)."""
     context = guest(request)
 
     def shoot() -> bytes:
-        return encode(context.screen.grab(cursor=cursor), fmt, quality=quality, max_width=max_width)
+        frame = context.screen.grab(cursor=cursor)
+        key = (fmt, quality, max_width)
+        return context.encoded.encode(
+            frame, key, lambda f: encode(f, fmt, quality=quality, max_width=max_width)
+        )
 
     data = await asyncio.get_running_loop().run_in_executor(context.grab_pool, shoot)
     return Response(data, media_type=f"image/{fmt}")
@@ -64,9 +68,25 @@ def accessibility() -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=501)
 
 
+_TERMINAL_WORDS = ("term", "console", "konsole", "kgx", "guake", "tilix", "sakura")
+"""Words in the ``WM_CLASS`` of terminal emulators (gnome-terminal-server, xfce4-terminal, ...)."""
+
+_NO_ATSPI_TERMINALS = frozenset({"xterm", "uxterm", "rxvt", "urxvt", "st-256color", "alacritty", "kitty"})
+"""Terminals that expose no AT-SPI tree: ``/terminal`` cannot read them, so it does not try."""
+
+
 @router.get("/terminal", summary="The text of the focused terminal, if AT-SPI shows one")
-def terminal() -> JSONResponse:
-    """``{"output": text or null}``; null when no terminal is known (also without AT-SPI)."""
+def terminal(request: Request) -> JSONResponse:
+    """``{"output": text or null}``; null when no terminal is known (also without AT-SPI).
+
+    As OSWorld's server, it first looks whether a terminal window is active (here from the window
+    manager's active window, a millisecond) and walks AT-SPI only then.
+    """
+    active = guest(request).windows.active_class()
+    if active is not None and (
+        not any(word in active for word in _TERMINAL_WORDS) or set(active.split()) & _NO_ATSPI_TERMINALS
+    ):
+        return JSONResponse({"output": None, "status": "success"})
     try:
         output = terminal_text()
     except AccessibilityUnavailable:

@@ -77,6 +77,24 @@ class Windows:
         finally:
             display.close()
 
+    def active_class(self) -> str | None:
+        """The ``WM_CLASS`` of the active window, lower case, or None when no window manager says.
+
+        Instance and class are joined by a space (``"gnome-terminal-server gnome-terminal-server"``).
+        """
+        display = self._open()
+        try:
+            root = display.screen().root
+            prop = root.get_full_property(display.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
+            if prop is None or not prop.value or not prop.value[0]:
+                return None
+            wm_class = display.create_resource_object("window", prop.value[0]).get_wm_class()
+            return " ".join(wm_class).lower() if wm_class else ""
+        except Exception:
+            return None  # the window went away while we looked
+        finally:
+            display.close()
+
     def find(self, name: str, *, strict: bool = False, by_class: bool = False) -> list[WindowInfo]:
         """Windows that match ``name``."""
         return [w for w in self.all() if matches(w, name, strict=strict, by_class=by_class)]
