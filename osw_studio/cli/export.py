@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from osw_studio.cli.review import add_curation_arguments, curation_from_args
 from osw_studio.core.terminal import visible
 
 
@@ -84,6 +85,13 @@ def register(subparsers: Any) -> None:
     privacy.add_argument(
         "--secret-env", action="append", default=[], metavar="VAR", help="also redact the value of VAR"
     )
+    add_curation_arguments(parser)
+    parser.add_argument(
+        "--apply-corrections",
+        action="store_true",
+        help="export reviewers' corrections (steps labelled wrong, with the right action) as edits: "
+        "SFT targets and the chosen side of preference pairs",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     parser.set_defaults(handler=_export)
 
@@ -117,6 +125,17 @@ class ProgressBar:
         self.stream.flush()
 
 
+def _curating(args: argparse.Namespace) -> bool:
+    """Whether any review or selection option was given."""
+    return bool(
+        args.review != "any"
+        or args.min_rating is not None
+        or args.drop_label
+        or args.replay_below is not None
+        or args.entropy_top is not None
+    )
+
+
 def _export(args: argparse.Namespace) -> int:
     from osw_studio.trajectory.export import export_options, export_runs, run_filter
 
@@ -139,6 +158,8 @@ def _export(args: argparse.Namespace) -> int:
         images=args.images,
         reprompt=args.reprompt,
         train_size=args.train_size,
+        curation=curation_from_args(args) if _curating(args) else None,
+        apply_corrections=args.apply_corrections,
     )
     progress = None if args.quiet else ProgressBar(sys.stderr)
     summary = export_runs(args.runs, args.format, args.out, options, progress)

@@ -6,6 +6,7 @@ the number of runs (only the list of their folder paths is kept, to tell progres
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import Literal
 
 from osw_studio.actions.coords import COORD_MODES
+from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError, StoreError
+from osw_studio.trajectory.curation import Curation, RunPlan, plan
 from osw_studio.trajectory.exporters import DESCRIPTIONS, exporter_class
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, RunFilter, parse_date
 from osw_studio.trajectory.exporters.card import write_card
@@ -106,6 +109,8 @@ def export_options(
     images: Literal["copy", "embed"] | None = None,
     reprompt: str | None = None,
     train_size: str | tuple[int, int] | None = None,
+    curation: Curation | None = None,
+    apply_corrections: bool = False,
 ) -> ExportOptions:
     """The options of an export, as the command line and the app's export dialog both build them.
 
@@ -140,6 +145,8 @@ def export_options(
         images=images,
         reprompt=reprompt,
         train_size=parse_size(train_size) if isinstance(train_size, str) else train_size,
+        curation=curation,
+        apply_corrections=apply_corrections,
     )
     check_options(options)
     return options
@@ -207,11 +214,18 @@ def export_runs(
     cls = exporter_class(format)
     run_paths = [run.path for run in iter_runs(paths)]
     summary = ExportSummary(format=format, out=Path(out), runs_found=len(run_paths))
+    plans = _curate(run_paths, options, Path(out), summary)
     exporter = cls(Path(out), options)
     try:
         for done, path in enumerate(run_paths, start=1):
+            chosen = plans.get(path)
             try:
-                run = ExportRun(RunStore(path), options.scrubber)
+                run = ExportRun(
+                    RunStore(path),
+                    options.scrubber,
+                    keep=frozenset(chosen.steps) if chosen else None,
+                    corrections=_corrections(chosen) if chosen and options.apply_corrections else None,
+                )
                 for _ in run.store.iter_steps():  # a damaged line is found before anything is written
                     pass
             except StoreError as exc:
@@ -220,12 +234,16 @@ def export_runs(
                 if progress is not None:
                     progress(done, len(run_paths), summary)
                 continue
-            if not options.filter.accepts_run(run.meta, run.result):
+            if chosen is not None and not chosen.copies:
+                summary.skip(f"curation: {chosen.why}")
+            elif not options.filter.accepts_run(run.meta, run.result):
                 summary.skip("filtered out")
             elif options.filter.sources and exporter.episode_level and not _any_step_matches(run, options):
                 summary.skip("no step of the chosen sources")
             else:
-                summary.samples += exporter.add_run(run)
+                copies = chosen.copies if chosen and format in REPLAYABLE else 1
+                for _ in range(copies):
+                    summary.samples += exporter.add_run(run)
                 summary.runs_exported += 1
                 exporter.card.runs.append(run.run_id)
                 exporter.card.models[run.model] += 1
@@ -245,6 +263,47 @@ def export_runs(
         exporter.image_mode,
     )
     return summary
+
+
+REPLAYABLE = frozenset({"sft-messages", "sft-sharegpt", "preference", "agentnet"})
+"""Formats whose samples a replayed run repeats (the others write one file or row per run)."""
+
+
+def _curate(
+    run_paths: list[Path], options: ExportOptions, out: Path, summary: ExportSummary
+) -> dict[Path, RunPlan]:
+    """The curation plan of every run (empty when neither curation nor corrections were asked for).
+
+    Runs that cannot be read are left to the export loop, which reports them as damaged. The
+    per-task sampling weights go to ``task_weights.json`` in the export folder.
+    """
+    if options.curation is None and not options.apply_corrections:
+        return {}
+    stores = []
+    for path in run_paths:
+        try:
+            store = RunStore(path)
+            store.meta  # noqa: B018 - a run.json that cannot be read is found here
+            stores.append(store)
+        except StoreError:
+            continue
+    try:
+        chosen = plan(stores, options.curation or Curation())
+    except StoreError as exc:
+        raise ExportError(f"cannot curate the runs: {exc.message}", where=exc.where) from None
+    out.mkdir(parents=True, exist_ok=True)
+    weights = {"formula": "max(1 - success rate, floor), normalised", "weights": chosen.weights}
+    (out / "task_weights.json").write_text(json.dumps(weights, indent=1, sort_keys=True) + "\n")
+    for why, n in chosen.dropped_steps.items():
+        summary.skipped[f"steps {why}"] = summary.skipped.get(f"steps {why}", 0) + n
+    return {p.run.path: p for p in chosen.runs}
+
+
+def _corrections(chosen: RunPlan) -> dict[int, list[Action]]:
+    review = chosen.review
+    if review is None:
+        return {}
+    return {i: s.correction for i, s in review.steps.items() if s.label == "wrong" and s.correction}
 
 
 def _any_step_matches(run: ExportRun, options: ExportOptions) -> bool:

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.core.errors import ExportError, OswError
+from osw_studio.trajectory.curation import Curation, ReviewState
 from osw_studio.trajectory.export import ExportSummary, export_options, export_runs, run_filter
 from osw_studio.trajectory.exporters import DESCRIPTIONS
 from osw_studio.trajectory.exporters.base import STEP_KINDS, ExportOptions
@@ -187,6 +188,34 @@ class ExportDialog(QDialog):
         form2.addRow("Started", since_row)
         form2.addRow("", until_row)
 
+        # --- review and DART-style selection (osw_studio.trajectory.curation)
+        self.review = QComboBox()
+        self.review.setObjectName("exportReview")
+        self.review.addItems(["any", "accepted", "rejected", "unreviewed", "not-rejected"])
+        self.drop_wrong = QCheckBox("Drop steps labelled wrong")
+        self.drop_redundant = QCheckBox("Drop steps labelled redundant")
+        self.apply_corrections = QCheckBox("Export reviewers' corrections as edits")
+        self.use_replay = QCheckBox("Replay successes of tasks solved less often than")
+        self.replay_below = QDoubleSpinBox(minimum=0.0, maximum=1.0, singleStep=0.05, decimals=2, value=0.2)
+        self.replay_below.setEnabled(False)
+        self.use_replay.toggled.connect(self.replay_below.setEnabled)
+        replay_row = QHBoxLayout()
+        replay_row.addWidget(self.use_replay)
+        replay_row.addWidget(self.replay_below, 1)
+        self.use_entropy = QCheckBox("Keep the agent steps with the highest token entropy:")
+        self.entropy_top = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2, value=0.8)
+        self.entropy_top.setEnabled(False)
+        self.use_entropy.toggled.connect(self.entropy_top.setEnabled)
+        entropy_row = QHBoxLayout()
+        entropy_row.addWidget(self.use_entropy)
+        entropy_row.addWidget(self.entropy_top, 1)
+        form2.addRow("Review", self.review)
+        form2.addRow(self.drop_wrong)
+        form2.addRow(self.drop_redundant)
+        form2.addRow(self.apply_corrections)
+        form2.addRow(replay_row)
+        form2.addRow(entropy_row)
+
         # --- where, and progress
         self.out = QLineEdit()
         self.out.setObjectName("exportOut")
@@ -279,8 +308,25 @@ class ExportDialog(QDialog):
             else cast(Literal["copy", "embed"], self.images.currentText()),
             reprompt=self.reprompt.currentText() if self.reprompt.currentIndex() > 0 else None,
             train_size=self.train_size.text().strip() or None,
+            curation=self._curation(),
+            apply_corrections=self.apply_corrections.isChecked(),
         )
         return paths, Path(out).expanduser(), options
+
+    def _curation(self) -> Curation | None:
+        """The review and selection options, or None when none is set."""
+        drop = frozenset(
+            label
+            for label, box in (("wrong", self.drop_wrong), ("redundant", self.drop_redundant))
+            if box.isChecked()
+        )
+        curation = Curation(
+            review=cast(ReviewState, self.review.currentText()),
+            drop_labels=drop,
+            replay_below=self.replay_below.value() if self.use_replay.isChecked() else None,
+            entropy_top=self.entropy_top.value() if self.use_entropy.isChecked() else None,
+        )
+        return None if curation == Curation() else curation
 
     def start(self) -> asyncio.Future[ExportSummary] | None:
         """Check the form and start the export in a worker thread (None when the form is incomplete)."""

@@ -169,3 +169,50 @@ def test_review_cli_sets_shows_and_counts(tmp_path: Path, capsys: pytest.Capture
     assert stats["export"]["runs_left_out"] == {"not accepted": 3}
     assert main(["review", "stats", str(tmp_path), "--entropy-top", "2"]) == 2
     assert "--entropy-top" in capsys.readouterr().err
+
+
+def _lines(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (folder / "data.jsonl").read_text().splitlines()]
+
+
+def test_export_honours_review_filters_replay_entropy_and_corrections(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs_dir = tmp_path / "runs"
+    hard_ok, hard_bad, _, easy = _runs(runs_dir)
+    ReviewLog(hard_ok.path).append(ReviewEvent(reviewer="ann", verdict="accepted", rating=5))
+    ReviewLog(hard_ok.path).append(ReviewEvent(reviewer="ann", step=2, label="redundant"))
+    ReviewLog(hard_bad.path).append(ReviewEvent(reviewer="ann", verdict="rejected"))
+    correction = [Click(x=11, y=12)]
+    ReviewLog(easy.path).append(ReviewEvent(reviewer="bob", step=1, label="wrong", correction=correction))
+
+    def export(name: str, *options: str, fmt: str = "sft-messages") -> Path:
+        out = tmp_path / name
+        assert main(["export", str(runs_dir), "-f", fmt, "-o", str(out), "-q", *options]) == 0
+        return out
+
+    steps = {(row["run_id"], row["step"]) for row in _lines(export("accepted", "--review", "accepted"))}
+    assert {run for run, _ in steps} == {hard_ok.run_id}
+    assert "review: accepted runs" in (tmp_path / "accepted" / "README.md").read_text()
+
+    dropped = _lines(export("dropped", "--review", "not-rejected", "--drop-label", "redundant"))
+    kept = {(row["run_id"], row["step"]) for row in dropped}
+    assert (hard_ok.run_id, 2) not in kept and (hard_ok.run_id, 1) in kept
+    assert not any(run == hard_bad.run_id for run, _ in kept)
+
+    replayed = _lines(export("replay", "--replay-below", "0.5", "--replay-copies", "2"))
+    per_run = {
+        run.run_id: sum(1 for row in replayed if row["run_id"] == run.run_id) for run in (hard_ok, easy)
+    }
+    assert per_run[hard_ok.run_id] == 3 * per_run[easy.run_id]  # 1 + 2 copies of the hard task's success
+    weights = json.loads((tmp_path / "replay" / "task_weights.json").read_text())["weights"]
+    assert weights == pytest.approx({"hard": (2 / 3) / (2 / 3 + 0.05), "easy": 0.05 / (2 / 3 + 0.05)})
+
+    top = {(row["run_id"], row["step"]) for row in _lines(export("entropy", "--entropy-top", "0.5"))}
+    assert (hard_ok.run_id, 2) not in top and (hard_ok.run_id, 1) in top and (easy.run_id, 2) in top
+
+    pairs = _lines(export("pairs", "--apply-corrections", fmt="preference"))
+    corrected = [row for row in pairs if row["run_id"] == easy.run_id and row["step"] == 1]
+    assert len(corrected) == 1
+    assert "11" in json.dumps(corrected[0]["chosen"]) and "12" in json.dumps(corrected[0]["chosen"])
+    assert (easy.path / "steps.jsonl").read_text().count('"verdict":"edited"') == 0  # the store is unchanged

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 from osw_studio.core.step import EpisodeResult, StepRecord
+from osw_studio.trajectory.curation import Curation
 from osw_studio.trajectory.layout import RunMeta, image_size
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore
@@ -121,6 +123,10 @@ class ExportOptions:
             no recorded request.
         train_size: Scale images to this ``(width, height)`` and pixel coordinates with them (the
             training resolution), for formats that support it.
+        curation: Review filters and DART-style selection (:mod:`osw_studio.trajectory.curation`).
+        apply_corrections: A step a reviewer labelled wrong with a correction is exported as a person's
+            edit (the correction the target, the model's reply kept as the rejected side of preference
+            pairs); the run store itself never changes.
     """
 
     filter: RunFilter = field(default_factory=RunFilter)
@@ -133,6 +139,8 @@ class ExportOptions:
     images: Literal["copy", "embed"] | None = None
     reprompt: str | None = None
     train_size: tuple[int, int] | None = None
+    curation: Curation | None = None
+    apply_corrections: bool = False
 
 
 class ExportRun:
@@ -141,11 +149,22 @@ class ExportRun:
     Args:
         store: The run store.
         scrubber: What to remove from every string.
+        keep: The indices of the steps to export (None: all), from curation.
+        corrections: Reviewers' corrections by step index, exported as edits.
     """
 
-    def __init__(self, store: RunStore, scrubber: Scrubber) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        scrubber: Scrubber,
+        *,
+        keep: frozenset[int] | None = None,
+        corrections: dict[int, list[Action]] | None = None,
+    ) -> None:
         self.store = store
         self._scrubber = scrubber
+        self._keep = keep
+        self._corrections = corrections or {}
         self.meta = RunMeta.model_validate(scrubber.data(store.meta.model_dump(mode="json")))
         raw = store.result
         self.result = (
@@ -188,8 +207,13 @@ class ExportRun:
         return "interrupted" if self.store.torn else self.store.status
 
     def steps(self) -> Iterator[StepRecord]:
-        """The steps, in order, scrubbed."""
+        """The steps, in order, scrubbed (only those curation keeps; corrections applied as edits)."""
         for step in self.store.iter_steps():
+            if self._keep is not None and step.index not in self._keep:
+                continue
+            correction = self._corrections.get(step.index)
+            if correction is not None and step.source == "agent":
+                step = step.model_copy(update={"verdict": "edited", "executed": list(correction)})
             yield self._scrubber.step(step)
 
     def screen_size(self, step: StepRecord | None = None) -> tuple[int, int] | None:

@@ -89,6 +89,23 @@ def _filters(options: ExportOptions) -> list[str]:
         out.append(f"started on or before {dt.datetime.fromtimestamp(f.until, dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
     if options.scrubber.typed_patterns:
         out.append(f"typed text matching {len(options.scrubber.typed_patterns)} pattern(s) redacted")
+    c = options.curation
+    if c is not None:
+        if c.review != "any":
+            out.append(f"review: {c.review} runs")
+        if c.min_rating is not None:
+            out.append(f"rated at least {c.min_rating}")
+        if c.drop_labels:
+            out.append("steps labelled " + " or ".join(sorted(c.drop_labels)) + " dropped")
+        if c.replay_below is not None:
+            out.append(
+                f"successful runs of tasks with a success rate below {c.replay_below:g} repeated "
+                f"{1 + c.replay_copies} times (DART-style replay)"
+            )
+        if c.entropy_top is not None:
+            out.append(f"agent steps in the top {c.entropy_top:.0%} by token entropy")
+    if options.apply_corrections:
+        out.append("reviewers' corrections exported as edits (steps labelled wrong, with the right action)")
     return out or ["none"]
 
 
