@@ -63,6 +63,12 @@ def register_run(sub: Any) -> None:
         "osworld needs qcow2=PATH)",
     )
     parser.add_argument(
+        "--desktop",
+        choices=["studio", "osworld"],
+        help="the local sandboxes' applications: studio or osworld (OSWorld's; make setup-osworld). "
+        "Default: the settings' environment.desktop",
+    )
+    parser.add_argument(
         "--out", metavar="DIR", help="output folder (default: settings output_dir, else ./results)"
     )
     parser.add_argument(
@@ -132,6 +138,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from osw_studio.envs.choice import with_desktop
     from osw_studio.runner.suite import SuiteRequest, plan_suite
     from osw_studio.settings import load_settings
 
@@ -142,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
         suite=args.suite,
         profile=args.profile,
         agent=args.agent,
-        provider=args.provider,
+        provider=with_desktop(args.provider, args.desktop or settings.environment.desktop),
         envs=args.envs,
         out=args.out,
         max_steps=args.max_steps,

@@ -59,6 +59,12 @@ def register(subparsers: Any) -> None:
         "`osw-studio keys set --guest URL`, else $OSW_GUEST_TOKEN) or `docker [studio|osworld] "
         "[KEY=VALUE...]` (a container: studio is our guest image; osworld needs qcow2=PATH)",
     )
+    run.add_argument(
+        "--desktop",
+        choices=["studio", "osworld"],
+        help="the local sandbox's applications: studio (the bundled tasks') or osworld (OSWorld's; "
+        "make setup-osworld). Default: the settings' environment.desktop",
+    )
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
     run.add_argument("--out", metavar="DIR", help="runs folder (default: settings output_dir, else ./runs)")
@@ -76,7 +82,7 @@ async def _session(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from osw_studio.core.errors import GuestError
-    from osw_studio.envs.choice import parse_provider
+    from osw_studio.envs.choice import parse_provider, with_desktop
     from osw_studio.envs.registry import make_env
     from osw_studio.runner.plan import plan_env_options, plan_episode, plan_recipe
     from osw_studio.settings import load_settings
@@ -85,7 +91,7 @@ async def _session(args: argparse.Namespace) -> int:
 
     entry = load_task(args.task)
     settings = load_settings(args.config)
-    choice = parse_provider(args.provider)
+    choice = parse_provider(with_desktop(args.provider, args.desktop or settings.environment.desktop))
     provider = choice.provider
     if len(choice.urls) > 1:
         raise GuestError(

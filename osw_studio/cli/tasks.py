@@ -34,12 +34,22 @@ def register(subparsers: Any) -> None:
         "check",
         help="run each task's reference solution (must score 1.0) and nothing (must score 0.0)",
         description="Check tasks on local sandboxes: set up, replay the reference solution and evaluate "
-        "(must score 1.0); set up, do nothing and evaluate (must score 0.0). Prints one line per task "
-        "(`PASS <id> solution=1.0 empty=0.0 (12.3s)` or `FAIL <id>: why`). Exit 1 if any task fails.",
+        "(must score 1.0); set up, do nothing and evaluate (must score 0.0). A task without a solution "
+        "gets only the second check. Prints one line per task (`PASS <id> solution=1.0 empty=0.0 "
+        "(12.3s)`, `FAIL <id>: why`, or `SKIP <id>: why` for a file missing from the asset cache or an "
+        "application this machine lacks), then `N passed, M failed, K skipped`. Exit 1 if any failed.",
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="task files, folders or index files")
     check.add_argument("--envs", type=int, default=1, metavar="N", help="sandboxes side by side (default 1)")
     check.add_argument("-k", "--filter", metavar="TEXT", help="only tasks whose id contains TEXT")
+    check.add_argument(
+        "--desktop",
+        choices=["studio", "osworld"],
+        help="the sandboxes' applications (default: the settings' environment.desktop)",
+    )
+    check.add_argument(
+        "--require-solution", action="store_true", help="a task without a reference solution fails"
+    )
     check.set_defaults(handler=_check)
 
 
@@ -83,7 +93,10 @@ def _check(args: argparse.Namespace) -> int:
     import warnings
 
     from osw_studio.core.errors import TaskError
+    from osw_studio.envs.desktops import get_profile
+    from osw_studio.envs.setup import setup_options
     from osw_studio.runner.check import CheckResult, check_tasks
+    from osw_studio.settings import load_settings
     from osw_studio.tasks.load import load_tasks
 
     if args.envs < 1:
@@ -106,9 +119,28 @@ def _check(args: argparse.Namespace) -> int:
     def show(result: CheckResult) -> None:
         print(visible(result.line()), flush=True)
 
+    settings = load_settings(args.config)
+    desktop = args.desktop or settings.environment.desktop
+    profile = get_profile(desktop)
+    profile.check()
+    setup = setup_options(settings)
     started = time.perf_counter()
-    results = asyncio.run(check_tasks(entries, envs=args.envs, on_result=show))
-    failed = sum(not r.passed for r in results) + len(report.errors)
+    results = asyncio.run(
+        check_tasks(
+            entries,
+            envs=args.envs,
+            on_result=show,
+            require_solution=args.require_solution,
+            assets=setup.assets,
+            apps=profile,
+            desktop=desktop,
+            setup=setup,
+        )
+    )
+    passed = sum(r.status == "PASS" for r in results)
+    skipped = sum(r.status == "SKIP" for r in results)
+    failed = len(results) - passed - skipped + len(report.errors)
     elapsed = time.perf_counter() - started
-    print(f"{len(results) - failed + len(report.errors)} passed, {failed} failed in {elapsed:.1f}s")
+    print(f"checked {len(results)} tasks on the {desktop} desktop in {elapsed:.1f}s", flush=True)
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0

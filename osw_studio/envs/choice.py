@@ -415,3 +415,21 @@ def _unparse(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return {True: "yes", False: "no", None: "auto"}[value]
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def with_desktop(words: Sequence[str], desktop: str | None) -> list[str]:
+    """``--provider`` words with the local sandbox's ``desktop=`` added (``--desktop``, or settings).
+
+    Words that already name a desktop, and providers other than ``local``, are left as they are.
+
+    >>> with_desktop(["local"], "osworld"), with_desktop(["local", "desktop=studio"], "osworld")
+    (['local', 'desktop=osworld'], ['local', 'desktop=studio'])
+    >>> with_desktop(["remote", "http://h:5000"], "osworld"), with_desktop(["local"], "studio")
+    (['remote', 'http://h:5000'], ['local'])
+    """
+    words = list(words)
+    if not words or words[0] != "local" or not desktop or desktop == "studio":
+        return words
+    if any(word.startswith("desktop=") for word in words[1:]):
+        return words
+    return [*words, f"desktop={desktop}"]

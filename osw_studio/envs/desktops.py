@@ -116,6 +116,10 @@ class DesktopProfile:
         known = {**self.commands, **self.optional}
         return [c for c in commands if c in known and shutil.which(c) is None and not self._wrapped(c)]
 
+    def describe(self, command: str) -> str:
+        """Where ``command`` comes from (its package), for messages."""
+        return {**self.commands, **self.optional}.get(command, command)
+
     def _wrapped(self, command: str) -> bool:
         return self.name == "osworld" and command in {"google-chrome", "python"}
 

@@ -38,6 +38,8 @@ from osw_studio.runner.episode import EpisodeConfig
 if TYPE_CHECKING:
     from osw_studio.agent.base import Agent
     from osw_studio.envs.base import Env
+    from osw_studio.envs.desktops import DesktopProfile
+    from osw_studio.tasks.assets import AssetStore
     from osw_studio.tasks.load import TaskEntry
 
 log = logging.getLogger(__name__)
@@ -74,11 +76,20 @@ class CheckResult:
     empty_score: float | None = None
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    has_solution: bool = True
+    skipped: str | None = None
 
     @property
     def passed(self) -> bool:
-        """Whether the solution scored 1.0, doing nothing scored 0.0 and nothing went wrong."""
-        return not self.errors and self.solution_score == 1.0 and self.empty_score == 0.0
+        """Whether doing nothing scored 0.0, the solution (if the task has one) 1.0, and nothing failed."""
+        if self.skipped is not None or self.errors or self.empty_score != 0.0:
+            return False
+        return self.solution_score == 1.0 or not self.has_solution
+
+    @property
+    def status(self) -> str:
+        """``PASS``, ``FAIL`` or ``SKIP`` (a missing asset or application: nothing was run)."""
+        return "SKIP" if self.skipped is not None else "PASS" if self.passed else "FAIL"
 
     @property
     def reasons(self) -> list[str]:
@@ -92,18 +103,55 @@ class CheckResult:
             found.append(f"the solution scored {self.solution_score:g}, not 1.0")
         if self.empty_score is not None and self.empty_score != 0.0:
             found.append(f"doing nothing scored {self.empty_score:.1f}, not 0.0")
-        if not found and (self.solution_score is None or self.empty_score is None):
+        unscored = self.empty_score is None or (self.has_solution and self.solution_score is None)
+        if not found and unscored:
             found.append("not scored")
         return found
 
     def line(self) -> str:
-        """One line for the terminal: ``PASS <id> solution=1.0 empty=0.0 (12.3s)`` or ``FAIL <id>: why``."""
+        """One line for the terminal: ``PASS <id> ...``, ``FAIL <id>: why`` or ``SKIP <id>: why``.
+
+        A passing line is ``PASS <id> solution=1.0 empty=0.0 (12.3s)``.
+        """
+        if self.skipped is not None:
+            return f"SKIP {self.task_id}: {self.skipped}"
         if self.passed:
-            return (
-                f"PASS {self.task_id} solution={self.solution_score:.1f} "
-                f"empty={self.empty_score:.1f} ({self.seconds:.1f}s)"
-            )
+            solution = f"solution={self.solution_score:.1f}" if self.has_solution else "(no solution)"
+            return f"PASS {self.task_id} {solution} empty={self.empty_score:.1f} ({self.seconds:.1f}s)"
         return f"FAIL {self.task_id}: {'; '.join(self.reasons)} ({self.seconds:.1f}s)"
+
+
+def skip_reason(task: Task, *, assets: AssetStore | None, desktop: DesktopProfile | None) -> str | None:
+    """Why ``task`` cannot be checked here, or None.
+
+    A task is skipped for a file missing from the asset cache, an application the desktop lacks, or a
+    step that needs a Google account.
+    """
+    from osw_studio.tasks.assets import task_urls
+
+    for step in [*task.config, *task.evaluator.postconfig]:
+        if step.type in ("googledrive", "login"):
+            return f"needs a Google account (a {step.type!r} step)"
+    if desktop is not None:
+        programs = [_program(step) for step in [*task.config, *task.evaluator.postconfig]]
+        missing = desktop.unavailable([p for p in programs if p])
+        if missing:
+            return f"needs {missing[0]!r}, which is not installed here ({desktop.describe(missing[0])})"
+    if assets is not None:
+        for url, _name in task_urls(task):
+            if assets.get(url) is None:
+                return f"the asset {url} is not cached (osw-studio assets fetch SUITE)"
+    return None
+
+
+def _program(step: Any) -> str | None:
+    """The program a ``launch``/``execute`` step starts (its first word)."""
+    command = getattr(getattr(step, "parameters", None), "command", None)
+    if isinstance(command, list) and command:
+        return str(command[0]).rsplit("/", 1)[-1]
+    if isinstance(command, str) and command.split():
+        return command.split()[0].rsplit("/", 1)[-1]
+    return None
 
 
 class EnvSource:
@@ -206,6 +254,9 @@ async def check_task(
     source: EnvSource | None = None,
     make_agent: AgentFactory = replay_agent,
     config: EpisodeConfig | None = None,
+    require_solution: bool = True,
+    assets: AssetStore | None = None,
+    apps: DesktopProfile | None = None,
 ) -> CheckResult:
     """Check one task: its solution must score 1.0 and doing nothing 0.0, each on a fresh guest.
 
@@ -215,24 +266,35 @@ async def check_task(
         source: Where fresh guests come from (shared across tasks so the next one starts early).
         make_agent: Makes the agent that plays the solution (the replay agent by default).
         config: Episode limits (default: the solution's length plus one step, :data:`CHECK_TIMEOUTS`).
+        require_solution: A task without a reference solution fails; otherwise only its untouched end
+            state is scored (it must score 0.0: a feasible task is not done by itself, an infeasible
+            one is not answered with FAIL).
+        assets: The asset cache; a task whose files are not in it is skipped (``SKIP``), not failed.
+        apps: The guests' desktop profile; a task that starts a program it lacks is skipped.
 
     Returns:
         The scores and what went wrong; errors a user can cause are reported, never raised.
     """
     started = time.perf_counter()
     task = entry.task
-    result = CheckResult(task.id, path=entry.path)
-    if not task.solution:
+    result = CheckResult(task.id, path=entry.path, has_solution=bool(task.solution))
+    if not task.solution and require_solution:
         result.errors.append("the task has no reference solution (the `solution` key)")
+        return result
+    result.skipped = skip_reason(task, assets=assets, desktop=apps)
+    if result.skipped is not None:
         return result
     own = source is None
     envs = source or EnvSource(provider, warm=False)
-    config = config or EpisodeConfig(max_steps=len(task.solution) + 1, phase_timeouts=dict(CHECK_TIMEOUTS))
+    config = config or EpisodeConfig(
+        max_steps=len(task.solution or ()) + 1, phase_timeouts=dict(CHECK_TIMEOUTS)
+    )
+    runs = ("solution", "empty") if task.solution else ("empty",)
     try:
-        for run in ("solution", "empty"):
+        for run in runs:
             try:
                 # While the solution plays, the guest for the empty run starts.
-                env = await envs.take(warm_next=(envs.prestart or own) if run == "solution" else None)
+                env = await envs.take(warm_next=(envs.prestart or own) if run != runs[-1] else None)
             except OswError as exc:
                 result.errors.append(f"no guest for the {run} run: {exc}")
                 break
@@ -267,6 +329,9 @@ async def check_tasks(
     make_agent: AgentFactory = replay_agent,
     on_result: Callable[[CheckResult], None] | None = None,
     warm: bool = True,
+    require_solution: bool = True,
+    assets: AssetStore | None = None,
+    apps: DesktopProfile | None = None,
     **provider_options: Any,
 ) -> list[CheckResult]:
     """Check tasks on ``envs`` guests side by side; results come back in the order of ``entries``.
@@ -278,6 +343,9 @@ async def check_tasks(
         make_agent: Makes the agent that plays each solution.
         on_result: Called with each result as soon as its task is checked.
         warm: Start each worker's next guest while the current one is in use.
+        require_solution: See :func:`check_task`.
+        assets: See :func:`check_task`.
+        apps: See :func:`check_task`.
         provider_options: Options for the provider's ``create``.
     """
     queue: asyncio.Queue[int] = asyncio.Queue()
@@ -292,7 +360,14 @@ async def check_tasks(
                 index = queue.get_nowait()
                 # The last task of a worker need not warm a guest nobody will use.
                 source.warm = warm and not queue.empty()
-                result = await check_task(entries[index], source=source, make_agent=make_agent)
+                result = await check_task(
+                    entries[index],
+                    source=source,
+                    make_agent=make_agent,
+                    require_solution=require_solution,
+                    assets=assets,
+                    apps=apps,
+                )
                 results[index] = result
                 if on_result is not None:
                     on_result(result)

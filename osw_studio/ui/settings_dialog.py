@@ -41,7 +41,14 @@ from osw_studio.settings import (
     Settings,
     save_settings,
 )
-from osw_studio.settings.model import AgentKind, EvaluatorKind, NetworkMode, ObservationType, ProviderKind
+from osw_studio.settings.model import (
+    AgentKind,
+    DesktopName,
+    EvaluatorKind,
+    NetworkMode,
+    ObservationType,
+    ProviderKind,
+)
 from osw_studio.settings.secrets import (
     delete_key,
     find_api_key,
@@ -200,12 +207,21 @@ class SettingsDialog(QDialog):
             "What the local sandbox's guest may reach. none: nothing, not even this machine. "
             "outbound: the internet, for tasks that browse (never this machine's own services)."
         )
+        self.desktop = QComboBox()
+        self.desktop.setObjectName("guestDesktop")
+        self.desktop.addItems(list(get_args(DesktopName)))
+        self.desktop.setToolTip(
+            "The local sandbox's applications. studio: the bundled tasks' (mousepad, gnumeric, "
+            "galculator). osworld: OSWorld's (LibreOffice, GIMP, VLC, Thunderbird, Chromium as "
+            "google-chrome), arranged as OSWorld's image arranges them (make setup-osworld installs them)."
+        )
         self.provider.currentTextChanged.connect(self._on_provider_changed)
         env_box = QGroupBox("Environment")
         form3 = QFormLayout(env_box)
         form3.addRow("Screen size", size_row)
         form3.addRow("Provider", self.provider)
         form3.addRow("Guest network", self.network)
+        form3.addRow("Guest desktop", self.desktop)
         form3.addRow("Guest URL", self.remote_url)
         form3.addRow("Guest token", token_row)
         form3.addRow("Docker options", self.docker_options)
@@ -248,6 +264,7 @@ class SettingsDialog(QDialog):
         self.remote_url.setText(env.url or "")
         self.docker_options.setText(env.docker_options or "")
         self.network.setCurrentText(env.network)
+        self.desktop.setCurrentText(env.desktop)
         self.vnc.setText(env.vnc or "")
         self.keep_desktop.setChecked(bool(env.keep_desktop))
         self._describe_vnc_password(env.vnc, env.url)
@@ -330,6 +347,7 @@ class SettingsDialog(QDialog):
             widget.setEnabled(provider == "remote")
         self.docker_options.setEnabled(provider == "docker")
         self.network.setEnabled(provider == "local")
+        self.desktop.setEnabled(provider == "local")
         for widget in (self.vnc, self.vnc_password):
             widget.setEnabled(provider != "local")  # the local sandbox streams its screen
 
@@ -458,6 +476,7 @@ class SettingsDialog(QDialog):
                     "url": self.remote_url.text(),
                     "docker_options": self.docker_options.text(),
                     "network": self.network.currentText(),
+                    "desktop": self.desktop.currentText(),
                     "vnc": self.vnc.text(),
                     "keep_desktop": self.keep_desktop.isChecked() or None,  # unset: fresh desktops
                 }

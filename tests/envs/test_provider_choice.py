@@ -63,7 +63,11 @@ def test_a_choice_written_back_reads_as_the_same_choice(words: str) -> None:
     [
         ([], "no provider given"),
         (["local", "http://a:5000"], "'http://a:5000' is not KEY=VALUE"),
-        (["local", "port=5000"], "local takes only network=none|outbound, not port="),
+        (
+            ["local", "port=5000"],
+            "local takes only network=none|outbound and desktop=studio|osworld, not port=",
+        ),
+        (["local", "desktop=ubuntu"], "desktop=ubuntu: use desktop=studio or desktop=osworld"),
         (["local", "network=web"], "network=web: use network=none (the default) or network=outbound"),
         (["remote"], "remote needs the URL of a running guest server"),
         (["remote", "10.0.0.5:5000"], "'10.0.0.5:5000' is not a guest server URL"),

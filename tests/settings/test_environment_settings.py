@@ -21,7 +21,12 @@ def test_provider_url_and_screen_survive_a_save_and_a_load(
     path = save_settings(settings, tmp_path / "settings.json")
 
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000", "network": "none"}
+    assert data["environment"] == {
+        "provider": "remote",
+        "url": "http://10.0.0.5:5000",
+        "network": "none",
+        "desktop": "studio",
+    }
     again = load_settings(path)
     assert (again.environment.provider, again.environment.url) == ("remote", "http://10.0.0.5:5000")
     assert again.evaluation.screen_resolution == (1280, 720)

@@ -66,7 +66,12 @@ def test_the_environment_is_saved_typed_and_shown_again(
     assert dialog.error.text() == "" and not dialog.isVisible()
 
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["environment"] == {"provider": "remote", "url": "http://10.0.0.5:5000", "network": "none"}
+    assert data["environment"] == {
+        "provider": "remote",
+        "url": "http://10.0.0.5:5000",
+        "network": "none",
+        "desktop": "studio",
+    }
     assert data["evaluation"]["screen_resolution"] == "1280x800"
     again = _dialog(qtbot, load_settings(path))
     assert again.provider.currentText() == "remote"
@@ -100,3 +105,26 @@ def test_the_local_sandboxs_network_is_an_explicit_choice_saved_and_shown_again(
     assert again.network.currentText() == "outbound"
     again.provider.setCurrentText("remote")
     assert not again.network.isEnabled()  # only the local sandbox has this setting
+
+
+def test_the_osworld_desktop_is_a_setting_the_app_and_the_cli_share(
+    qtbot: QtBot, tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    from osw_studio.envs.choice import choice_from_settings, parse_provider, with_desktop
+
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"environment": {"provider": "local"}}), encoding="utf-8")
+    dialog = _dialog(qtbot, load_settings(path))
+    assert dialog.desktop.currentText() == "studio" and dialog.desktop.isEnabled()
+    dialog.desktop.setCurrentText("osworld")
+    dialog.save()
+    environment = load_settings(path).environment
+    assert environment.desktop == "osworld"
+    app_choice = choice_from_settings(
+        environment.provider, environment.url, None, environment.network, environment.desktop
+    )
+    cli_choice = parse_provider(with_desktop(["local"], environment.desktop))
+    assert str(app_choice) == str(cli_choice) == "local desktop=osworld"
+    again = _dialog(qtbot, load_settings(path))
+    again.provider.setCurrentText("docker")
+    assert not again.desktop.isEnabled()
