@@ -114,7 +114,8 @@ def _python_shim() -> _PythonShim:
                 continue
             origin = Path(spec.origin)
             source = origin.parent if spec.submodule_search_locations else origin
-            (lib_dir / source.name).symlink_to(source)
+            if source.exists():  # not inside a frozen app's archive
+                (lib_dir / source.name).symlink_to(source)
     return _PythonShim(bin_dir, lib_dir)
 
 

@@ -59,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "else generated)",
     )
     auth.add_argument("--token", help=argparse.SUPPRESS)  # refused: see serve()
+    parser.add_argument("--token-fd", type=int, help=argparse.SUPPRESS)  # set by _scrub_environment
     auth.add_argument(
         "--no-token", action="store_true", help="no auth, for OSWorld host code that sends no token"
     )
@@ -135,6 +136,7 @@ def serve(args: argparse.Namespace) -> int:
     if not display:
         raise GuestError("no X display given", hint="pass --display :N or set DISPLAY")
     os.environ["DISPLAY"] = display  # children (apps, pyautogui code) use this display
+    _scrub_environment(args)
     token = _token(args)
     try:
         context = GuestContext.open(display)
@@ -163,6 +165,27 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scrub_environment(args: argparse.Namespace) -> None:
+    """Start again without ``$OSW_GUEST_TOKEN`` in the process's initial environment.
+
+    Removing the variable from ``os.environ`` hides it from children, but ``/proc/PID/environ`` keeps
+    the environment the process started with, and guest commands run as the same user can read it.
+    So the server hands the token to a fresh image of itself through an anonymous in-memory file and
+    ``exec``s without the variable. (A frozen app, whose command line cannot be replayed, keeps it.)
+    """
+    token = os.environ.get(TOKEN_ENV)
+    chosen = args.no_token or args.token is not None or args.token_file is not None
+    if token is None or chosen or args.token_fd is not None or getattr(sys, "frozen", False):
+        return
+    fd = os.memfd_create("osw-guest-token", 0)  # not close-on-exec: the new image reads it
+    os.write(fd, token.encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    env = {name: value for name, value in os.environ.items() if name != TOKEN_ENV}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:], "--token-fd", str(fd)], env)
+
+
 def _token(args: argparse.Namespace) -> str | None:
     """The token from ``--token-file`` or the environment (then removed from it), else a new one.
 
@@ -175,6 +198,9 @@ def _token(args: argparse.Namespace) -> str | None:
             "--token would put the token on the command line, where every local user can read it",
             hint=f"set ${TOKEN_ENV} or pass --token-file FILE instead",
         )
+    if args.token_fd is not None:
+        with os.fdopen(args.token_fd, "rb") as handle:
+            return handle.read().decode(errors="replace").strip() or secrets.token_urlsafe(24)
     if args.no_token:
         print("warning: --no-token: anyone who can reach this port controls the desktop", file=sys.stderr)
         return None

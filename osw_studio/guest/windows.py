@@ -17,6 +17,8 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +60,8 @@ class Windows:
 
     def __init__(self, display_name: str) -> None:
         self._display_name = display_name
+        self._kept: Any = None  # one connection kept for the frequent active_class
+        self._kept_lock = threading.Lock()
 
     def _open(self) -> Any:
         return xdisplay.Display(self._display_name)
@@ -81,19 +85,26 @@ class Windows:
         """The ``WM_CLASS`` of the active window, lower case, or None when no window manager says.
 
         Instance and class are joined by a space (``"gnome-terminal-server gnome-terminal-server"``).
+        One X connection is kept for it: ``/terminal`` asks at the start of every OSWorld task setup.
         """
-        display = self._open()
-        try:
-            root = display.screen().root
-            prop = root.get_full_property(display.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
-            if prop is None or not prop.value or not prop.value[0]:
+        with self._kept_lock:
+            try:
+                if self._kept is None:
+                    self._kept = self._open()
+                display = self._kept
+                root = display.screen().root
+                prop = root.get_full_property(display.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
+                if prop is None or not prop.value or not prop.value[0]:
+                    return None
+                wm_class = display.create_resource_object("window", prop.value[0]).get_wm_class()
+                return " ".join(wm_class).lower() if wm_class else ""
+            except Exception:
+                # The window went away while we looked, or the connection broke: open a new one next time.
+                if self._kept is not None:
+                    with contextlib.suppress(Exception):
+                        self._kept.close()
+                self._kept = None
                 return None
-            wm_class = display.create_resource_object("window", prop.value[0]).get_wm_class()
-            return " ".join(wm_class).lower() if wm_class else ""
-        except Exception:
-            return None  # the window went away while we looked
-        finally:
-            display.close()
 
     def find(self, name: str, *, strict: bool = False, by_class: bool = False) -> list[WindowInfo]:
         """Windows that match ``name``."""

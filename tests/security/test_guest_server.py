@@ -285,6 +285,8 @@ def test_the_token_is_not_on_a_command_line_in_the_environment_of_commands_or_re
     assert server.token not in children
     cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
     assert server.token.encode() not in cmdline
+    # not even in the environment the server process started with, which its commands could read
+    assert server.token.encode() not in Path(f"/proc/{server.process.pid}/environ").read_bytes()
     assert stat.S_IMODE(server.ready.stat().st_mode) == 0o600
 
 
