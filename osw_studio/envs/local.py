@@ -117,18 +117,34 @@ def is_alive(pid: int) -> bool:
 
 
 ENV_PREFIX = "osw-env-"
-"""Env folders are ``<tmp>/osw-env-<pid of the process that made it>-<random>``."""
+"""Env folders are ``<tmp>/osw-env-<owner>-<random>``; the owner is :func:`env_owner`."""
 STALE_AFTER = 24 * 3600.0
-"""Seconds after which an env folder that names no owner (an older version's) counts as left behind."""
+"""Seconds after which an env folder whose owner cannot be checked from here counts as left behind."""
 _swept = False
+
+
+def env_owner() -> str:
+    """``<pid>.<pid namespace>`` of this process: a PID means something only in its own namespace.
+
+    Containers (and sandboxes) that share ``/tmp`` see each other's folders but not each other's
+    processes, so a folder is judged by its PID only when it was made in this PID namespace.
+    """
+    try:
+        namespace = Path("/proc/self/ns/pid").stat().st_ino
+    except OSError:
+        namespace = 0
+    return f"{os.getpid()}.{namespace}"
 
 
 def sweep_stale_envs(folder: Path | None = None) -> list[Path]:
     """Delete env folders whose process is gone (a killed app, a ``kill -9`` run); return them.
 
-    Only this user's folders are touched; one whose owner still runs is kept, and so is one without an
-    owner's PID in its name until it is :data:`STALE_AFTER` old.
+    Only this user's folders are touched. One made by a process of this PID namespace is deleted when
+    that process is gone; any other (another namespace's, or an older version's without an owner) only
+    once it is :data:`STALE_AFTER` old.
     """
+    me = env_owner()
+    here = me.split(".", 1)[1]
     base = folder or Path(tempfile.gettempdir())
     removed: list[Path] = []
     try:
@@ -142,9 +158,9 @@ def sweep_stale_envs(folder: Path | None = None) -> list[Path]:
             continue
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
             continue
-        owner = entry.name[len(ENV_PREFIX) :].split("-", 1)[0]
-        if owner.isdigit():
-            stale = int(owner) != os.getpid() and not is_alive(int(owner))
+        pid, _, namespace = entry.name[len(ENV_PREFIX) :].split("-", 1)[0].partition(".")
+        if pid.isdigit() and namespace == here:
+            stale = int(pid) != os.getpid() and not is_alive(int(pid))
         else:
             stale = time.time() - info.st_mtime > STALE_AFTER
         if stale:
@@ -197,7 +213,7 @@ class LocalSession:
     def __init__(self, *, sandbox: bool, keep: tuple[Path, ...] = (), network: str = "none") -> None:
         self.sandbox = sandbox
         self.network = network
-        self.root = Path(tempfile.mkdtemp(prefix=f"{ENV_PREFIX}{os.getpid()}-"))
+        self.root = Path(tempfile.mkdtemp(prefix=f"{ENV_PREFIX}{env_owner()}-"))
         self.home = self.root / "home"
         self.tmp = self.root / "tmp"
         for folder in (self.home, self.tmp, self.tmp / "runtime"):

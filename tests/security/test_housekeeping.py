@@ -244,15 +244,19 @@ def test_a_settings_path_that_is_not_a_settings_file_is_one_clear_error(tmp_path
 
 
 def test_env_folders_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
-    from osw_studio.envs.local import ENV_PREFIX, sweep_stale_envs
+    from osw_studio.envs.local import ENV_PREFIX, env_owner, sweep_stale_envs
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    left = tmp_path / f"{ENV_PREFIX}{dead.pid}-abc123"
+    namespace = env_owner().split(".", 1)[1]
+    left = tmp_path / f"{ENV_PREFIX}{dead.pid}.{namespace}-abc123"
     (left / "home").mkdir(parents=True)
     (left / "home" / "secret.txt").write_text("a task's files")
-    mine = tmp_path / f"{ENV_PREFIX}{os.getpid()}-def456"
+    mine = tmp_path / f"{ENV_PREFIX}{env_owner()}-def456"
     mine.mkdir()
+    # Another PID namespace (a container sharing /tmp): its PIDs mean nothing here, so only age counts.
+    other_namespace = tmp_path / f"{ENV_PREFIX}{dead.pid}.1-ghi789"
+    other_namespace.mkdir()
     old_style = tmp_path / f"{ENV_PREFIX}oldstyle"
     old_style.mkdir()
     os.utime(old_style, (time.time() - 3 * 86400,) * 2)
@@ -262,9 +266,8 @@ def test_env_folders_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Pa
     other.mkdir()
     removed = sweep_stale_envs(tmp_path)
     assert sorted(p.name for p in removed) == sorted([left.name, old_style.name])
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [mine.name, recent_old_style.name, other.name]
-    )
+    kept = [mine.name, other_namespace.name, recent_old_style.name, other.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
 
 
 @pytest.mark.xvfb
