@@ -180,7 +180,9 @@ class Stats(BaseModel):
         """A JSON-ready dict with each row's rate."""
 
         def row(stats: DomainStats) -> dict[str, Any]:
-            return {**stats.model_dump(), "score": round(stats.score, 4), "rate": round(stats.rate, 2)}
+            # runs with a person's help only come from the app: a batch's rows stay as they were
+            data = stats.model_dump(exclude=set() if stats.assisted else {"assisted"})
+            return {**data, "score": round(stats.score, 4), "rate": round(stats.rate, 2)}
 
         return {
             "label": self.label,
