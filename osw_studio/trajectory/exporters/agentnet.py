@@ -151,7 +151,7 @@ class AgentNetExporter(JsonlExporter):
         """One line for the run."""
         traj: list[dict[str, Any]] = []
         space: CoordinateSpace | None = None
-        for step in run.steps():
+        for step in run.steps(requests=False):
             if space is None:
                 screen = run.screen_size(step) or DEFAULT_SCREEN
                 space = CoordinateSpace(screen=screen, mode=self.coords)

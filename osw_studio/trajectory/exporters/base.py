@@ -206,14 +206,21 @@ class ExportRun:
         """The run's final status (``interrupted`` when it has no result or a torn step line)."""
         return "interrupted" if self.store.torn else self.store.status
 
-    def steps(self) -> Iterator[StepRecord]:
-        """The steps, in order, scrubbed (only those curation keeps; corrections applied as edits)."""
+    def steps(self, *, requests: bool = True) -> Iterator[StepRecord]:
+        """The steps, in order, scrubbed (only those curation keeps; corrections applied as edits).
+
+        Args:
+            requests: Keep each step's recorded model request; formats that do not write requests
+                drop them unread, which spares scrubbing them.
+        """
         for step in self.store.iter_steps():
             if self._keep is not None and step.index not in self._keep:
                 continue
             correction = self._corrections.get(step.index)
             if correction is not None and step.source == "agent":
                 step = step.model_copy(update={"verdict": "edited", "executed": list(correction)})
+            if not requests and step.request is not None:
+                step = step.model_copy(update={"request": None})
             yield self._scrubber.step(step)
 
     def screen_size(self, step: StepRecord | None = None) -> tuple[int, int] | None:

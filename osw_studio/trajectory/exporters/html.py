@@ -80,7 +80,7 @@ class HtmlExporter(Exporter):
         steps = 0
         with open(self.out / f"{run.run_id}.html", "w", encoding="utf-8") as f:
             self._write_head(f, run)
-            for step in run.steps():
+            for step in run.steps(requests=False):
                 steps += 1
                 self.count_step(step)
                 self._write_step(f, run, step)

@@ -121,7 +121,7 @@ class OsworldExporter(Exporter):
         lines = 0
         with open(folder / "traj.jsonl", "w", encoding="utf-8") as traj:
             previous: StepRecord | None = None
-            for step in run.steps():
+            for step in run.steps(requests=False):
                 if previous is not None:
                     after = run.store.screenshot_path(step)
                     lines += self._write_step(traj, folder, run, action_space, previous, after)

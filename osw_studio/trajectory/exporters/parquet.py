@@ -78,7 +78,7 @@ class ParquetExporter(Exporter):
     def add_run(self, run: ExportRun) -> int:
         """Add a row per step of ``run`` that passes the filters."""
         count = 0
-        for step in run.steps():
+        for step in run.steps(requests=False):
             if not self.keeps(step):
                 continue
             self.count_step(step)
