@@ -114,7 +114,7 @@ def test_an_osworld_task_duplicated_and_saved_loads_back_equal(tmp_path: Path, o
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"id": "../escape"}, "cannot name a task file"),
+        ({"id": "../escape"}, "is not a plain name"),
         ({"evaluator": {}}, "$.evaluator.func"),
         ({"config": [{"type": "teleport"}]}, "unknown setup step type 'teleport'"),
     ],
