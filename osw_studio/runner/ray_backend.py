@@ -84,10 +84,21 @@ def pack_folder(folder: Path) -> bytes:
 
 
 def unpack_folder(data: bytes, into: Path) -> None:
-    """Unpack an archive made by :func:`pack_folder` under ``into`` (no links, no paths outside it)."""
+    """Unpack an archive made by :func:`pack_folder` under ``into`` (no links, no paths outside it).
+
+    Only plain files and folders with relative paths that stay inside are taken (Pythons without
+    tarfile's extraction filters included), each with mode 0644 or 0755 at most.
+    """
     into.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
-        tar.extractall(into, filter="data")
+        members = []
+        for member in tar.getmembers():
+            name = Path(member.name)
+            if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
+                raise ValueError(f"refusing archive member {member.name!r}: not a plain file inside")
+            member.mode = 0o755 if member.isdir() else 0o644
+            members.append(member)
+        tar.extractall(into, members=members)
 
 
 class EnvActor:

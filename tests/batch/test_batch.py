@@ -77,7 +77,7 @@ async def test_twelve_tasks_on_three_envs_with_a_crash_and_a_timeout(tmp_path: P
     crash, hang = entries[4].task.id, entries[8].task.id
     config = SlotConfig(
         episode=EpisodeConfig(max_steps=5),
-        task_timeout=8.0,
+        task_timeout=20.0,
         recycle="error",
         run_meta={"provider": "local", "action_space": "pyautogui", "observation_type": "screenshot"},
     )
@@ -100,7 +100,7 @@ async def test_twelve_tasks_on_three_envs_with_a_crash_and_a_timeout(tmp_path: P
     by_id = {t.task_id: t for t in summary.tasks}
     assert [t.task_id for t in summary.tasks] == [e.task.id for e in entries]
     assert by_id[crash].status == "error" and "agent bug" in (by_id[crash].error or "")
-    assert by_id[hang].status == "error" and "timed out after 8 s" in (by_id[hang].error or "")
+    assert by_id[hang].status == "error" and "timed out after 20 s" in (by_id[hang].error or "")
     solved = [t for t in summary.tasks if t.task_id not in (crash, hang)]
     assert all(t.score == 1.0 and t.success and t.steps == 3 for t in solved)
     assert Counter(t.env for t in summary.tasks).keys() == {"env-1", "env-2", "env-3"}
