@@ -384,12 +384,20 @@ class MainWindow(QMainWindow):
             ("takeover_changed", self._on_takeover_changed),
             ("episode_finished", self._on_episode_finished),
             ("error_raised", self._on_error_raised),
+            ("help_requested", self._on_help_requested),
         ):
             controller.listen(name, slot)
         await self.watch_env(episode.env)
         controller.start().add_done_callback(lambda _task: self._on_run_ended(episode))
         self._update_actions()
         return controller
+
+    def _on_help_requested(self, message: str) -> None:
+        """The agent handed the task back (``call_user``): the run is paused for the person."""
+        shown = "".join(c if c.isprintable() else "?" for c in message)[:300] or "(no message)"
+        self.status.showMessage(
+            f"The agent asks for your help: {shown} — act in the viewer (Take over), then Resume or Stop."
+        )
 
     async def show_idle_env(self, env: Env) -> None:
         """The env is ready: show its desktop live, unless a run or a past run is on screen."""

@@ -45,6 +45,7 @@ class RunController(SignalRelay):
     takeover_changed = Signal(bool)
     episode_finished = Signal(object)
     error_raised = Signal(object)
+    help_requested = Signal(str)
 
     def __init__(self, episode: Episode, parent: QObject | None = None) -> None:
         super().__init__(parent)
