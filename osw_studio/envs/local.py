@@ -223,12 +223,21 @@ class LocalSession:
         """The env's X cookie file (host path); only the env's processes are given it."""
         self.guest_socket = self.tmp / "guest.sock"
         """The guest server's Unix socket (host path)."""
+        # A socket's path may not exceed ~107 bytes, and TMPDIR can be deep: sockets in the env's /tmp
+        # are also reached through this folder's descriptor (/proc/self/fd/N/NAME), which is short.
+        self._tmp_fd = os.open(self.tmp, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         self.relay: Relay | None = None
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.pgid: int | None = None
         self.display = ""
         self._logs: list[IO[bytes]] = []
         _LIVE.add(self)
+
+    def socket_address(self, path: Path) -> Path:
+        """A path this process can connect a Unix socket in the env's /tmp by (short, whatever TMPDIR)."""
+        if len(os.fsencode(path)) < 100 or self._tmp_fd < 0:
+            return path
+        return Path(f"/proc/self/fd/{self._tmp_fd}") / path.relative_to(self.tmp)
 
     # --- paths as the processes see them -------------------------------------------------------------
 
@@ -511,6 +520,9 @@ class LocalSession:
         if self.relay is not None:
             self.relay.close()
             self.relay = None
+        if self._tmp_fd >= 0:
+            os.close(self._tmp_fd)
+            self._tmp_fd = -1
         self._signal({pid for pid in pids if is_alive(pid)}, signal.SIGKILL)
         for proc in self.processes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -581,7 +593,7 @@ class LocalEnv(RemoteEnv):
                         hint="install socat (make setup-osworld)",
                     )
                 await asyncio.sleep(0.02)
-            relay = self._forwards[port] = Relay(outside)
+            relay = self._forwards[port] = Relay(self.session.socket_address(outside))
         return relay.url
 
     async def close(self) -> None:
@@ -734,8 +746,9 @@ class LocalProvider:
         await session.wait_ready_file(ready_file, "guest", timeout)
         # The relay picks its own free port (a port picked here and handed over could be taken by
         # an env starting in parallel); the env's own client skips it and uses the socket.
-        session.relay = Relay(session.guest_socket)
-        client_options.setdefault("transport", httpx.AsyncHTTPTransport(uds=str(session.guest_socket)))
+        address = session.socket_address(session.guest_socket)
+        session.relay = Relay(address)
+        client_options.setdefault("transport", httpx.AsyncHTTPTransport(uds=str(address)))
         client = GuestClient(session.relay.url, token, retry=retry, **client_options)
         env = LocalEnv(client, session, setup=setup)
         try:

@@ -83,7 +83,7 @@ class ScreenEnv(Env):
     def screen_size(self) -> tuple[int, int]:
         return SCREEN
 
-    async def reset(self, task: Task | None = None) -> Observation:
+    async def reset(self, task: Task | None = None, *, task_dir: Path | None = None) -> Observation:
         return await self.observe()
 
     async def observe(self, *, accessibility_tree: bool = False) -> Observation:

@@ -99,7 +99,7 @@ def test_exported_images_are_copies_not_links(tmp_path: Path) -> None:
     sources = {p.stat().st_ino for p in (folder / "screens").iterdir()}
     for fmt in ("sft-messages", "osworld", "agentnet"):
         out = tmp_path / fmt
-        export_runs([tmp_path / "runs"], fmt, out, export_options())
+        export_runs([tmp_path / "runs"], fmt, out, export_options(images="copy"))
         images = [p for p in out.rglob("*") if p.suffix == ".png"]
         assert images, fmt
         for image in images:

@@ -114,6 +114,8 @@ def test_docker_options_are_checked_on_save_and_kept_as_written(
     assert data["environment"] == {
         "provider": "docker",
         "docker_options": "osworld qcow2=~/vm/Ubuntu.qcow2 ram=8G",
+        "network": "none",  # the local sandbox's settings are written as the dialog shows them
+        "desktop": "studio",
     }
     assert (
         _dialog(qtbot, load_settings(path)).docker_options.text() == "osworld qcow2=~/vm/Ubuntu.qcow2 ram=8G"

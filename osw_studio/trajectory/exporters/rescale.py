@@ -74,6 +74,17 @@ class Rescaler:
             content = message.get("content")
             if message.get("role") == "assistant" and isinstance(content, str):
                 message = {**message, "content": self.reply(content, language, space)}
+            elif message.get("role") == "assistant" and isinstance(content, list):
+                # OSWorld's agents send past replies as a list of text parts.
+                parts = [
+                    {**part, "text": self.reply(part["text"], language, space)}
+                    if isinstance(part, dict)
+                    and part.get("type") == "text"
+                    and isinstance(part.get("text"), str)
+                    else part
+                    for part in content
+                ]
+                message = {**message, "content": parts}
             out.append(message)
         return out
 
