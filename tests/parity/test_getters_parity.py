@@ -197,7 +197,9 @@ def test_the_getters_compared_here_are_listed_as_differential_tested() -> None:
     from osw_studio.evaluation.parity import DIFFERENTIAL_TESTED
 
     listed = {n.split(" ", 1)[1] for n in DIFFERENTIAL_TESTED if n.startswith("getter ")}
-    assert listed == set(THEIRS)
+    # Every getter compared here is listed; the others listed are compared in the coverage tests
+    # (tests/parity/test_coverage_*.py; test_metrics_suite checks each has a differential test).
+    assert set(THEIRS) <= listed
 
 
 @pytest.mark.parametrize(
