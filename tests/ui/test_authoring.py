@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,6 @@ from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from osw_studio.cli import main
 from osw_studio.settings import Settings
 from osw_studio.tasks import TaskLibrary
 from osw_studio.tasks.authoring import dumps_task
@@ -49,9 +49,7 @@ def test_the_editor_names_the_json_path_of_a_problem_while_typing(qtbot: QtBot) 
 
 
 @pytest.mark.timeout(300)
-async def test_author_a_task_end_to_end(
-    qtbot: QtBot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+async def test_author_a_task_end_to_end(qtbot: QtBot, tmp_path: Path) -> None:
     index = tmp_path / "test_all.json"
     window = AuthoringWindow(task_folder=tmp_path, index=index)
     qtbot.addWidget(window)
@@ -129,12 +127,18 @@ async def test_author_a_task_end_to_end(
     finally:
         await window.shutdown()
 
-    # the saved file passes the command-line checks too
-    capsys.readouterr()
-    assert await asyncio.to_thread(main, ["tasks", "validate", str(index)]) == 0
-    assert "1 valid, 0 invalid" in capsys.readouterr().out
-    assert await asyncio.to_thread(main, ["tasks", "check", str(path)]) == 0
-    assert "PASS write-done-file solution=1.0 empty=0.0" in capsys.readouterr().out
+    # the saved file passes the command-line checks too, run as a user runs them (a process of its own)
+    async def osw_studio(*args: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "osw_studio", *args, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(proc.communicate(), 240)
+        return proc.returncode or 0, out.decode()
+
+    code, out = await osw_studio("tasks", "validate", str(index))
+    assert code == 0 and "1 valid, 0 invalid" in out
+    code, out = await osw_studio("tasks", "check", str(path))
+    assert code == 0 and "PASS write-done-file solution=1.0 empty=0.0" in out, out
 
 
 async def test_the_main_windows_tasks_menu_opens_the_authoring_window(
