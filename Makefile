@@ -43,7 +43,7 @@ run: setup
 	$(BIN)/osw-studio
 
 test: setup
-	$(XVFB) $(BIN)/pytest $(PYTEST_ARGS)
+	$(XVFB) env BIN=$(BIN) scripts/test.sh $(PYTEST_ARGS)
 
 test-reliability: setup
 	$(XVFB) $(BIN)/pytest tests/reliability -m reliability --reliability-full $(PYTEST_ARGS)
