@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 XVFB := xvfb-run -a -s "-screen 0 1920x1080x24 -nolisten tcp"
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-osworld run test test-reliability check lint bench package test-package dist install-desktop icons clean
+.PHONY: setup setup-osworld run test test-qt-long test-reliability check lint bench package test-package dist install-desktop icons clean
 
 REF_VENV := .venv-ref
 REF_STAMP := $(REF_VENV)/.installed
@@ -44,6 +44,10 @@ run: setup
 
 test: setup
 	$(XVFB) env BIN=$(BIN) scripts/test.sh $(PYTEST_ARGS)
+
+# The window tests that open dozens of windows in one process (every bundled task through F5).
+test-qt-long: setup
+	$(XVFB) $(BIN)/pytest tests/ui -m qt_many_windows $(PYTEST_ARGS)
 
 test-reliability: setup
 	$(XVFB) $(BIN)/pytest tests/reliability -m reliability --reliability-full $(PYTEST_ARGS)

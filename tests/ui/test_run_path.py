@@ -120,6 +120,7 @@ async def test_keep_desktop_chains_runs_on_one_desktop(
 
 
 @pytest.mark.slow
+@pytest.mark.qt_many_windows
 @pytest.mark.timeout(3600)
 # Gnumeric's xlsx files carry no default style; openpyxl warns while the evaluator reads them, and the
 # strict warning filter would turn that into a failed read.
