@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from osw_studio.core.errors import TaskError
+from osw_studio.core.terminal import visible
 
 
 def register(subparsers: Any) -> None:
@@ -69,11 +70,6 @@ def register(subparsers: Any) -> None:
     importing.set_defaults(handler=_import)
 
 
-def _visible(text: str) -> str:
-    """Text from task files with control characters shown as escapes (terminal safety)."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
-
-
 def _store(args: argparse.Namespace) -> Any:
     """The asset cache: ``--cache`` and ``--mirror``, else the settings' ``assets`` section."""
     from osw_studio.envs.setup import asset_store
@@ -91,7 +87,7 @@ def _refs(args: argparse.Namespace) -> list[Any]:
 
     report = load_tasks(args.paths)
     for error in report.errors:
-        print(f"invalid: {_visible(str(error))}", file=sys.stderr)
+        print(f"invalid: {visible(str(error))}", file=sys.stderr)
     if not report.entries and report.errors:
         raise TaskError("no task loaded", where=" ".join(args.paths))
     return suite_assets(entry.task for entry in report.entries)
@@ -128,12 +124,12 @@ class _Progress:
         if self.tty:
             if problem:
                 sys.stderr.write("\r\033[K")
-                print(f"FAIL {_visible(url)}: {_visible(problem)}", file=sys.stderr)
+                print(f"FAIL {visible(url)}: {visible(problem)}", file=sys.stderr)
             self._draw()
         elif problem:
-            print(f"FAIL {_visible(url)}: {_visible(problem)}", file=sys.stderr)
+            print(f"FAIL {visible(url)}: {visible(problem)}", file=sys.stderr)
         else:
-            print(f"ok   {_visible(url)}", file=sys.stderr)
+            print(f"ok   {visible(url)}", file=sys.stderr)
 
     def close(self) -> None:
         if self.tty:
@@ -181,7 +177,7 @@ def _list(args: argparse.Namespace) -> int:
     else:
         for url, meta in metas:
             state = f"{meta.size:>12}  {meta.sha256[:12]}" if meta else f"{'missing':>12}  {'':12}"
-            print(f"{state}  {_visible(url)}")
+            print(f"{state}  {visible(url)}")
         cached = sum(1 for _, meta in metas if meta is not None)
         print(f"{cached} of {len(metas)} cached ({store.root})")
     return 0
@@ -198,7 +194,7 @@ def _verify(args: argparse.Namespace) -> int:
         problem = store.verify(url, lock.get(url))
         if problem:
             bad += 1
-            print(f"{'MISSING' if problem == 'missing' else 'BAD'} {_visible(url)}: {problem}")
+            print(f"{'MISSING' if problem == 'missing' else 'BAD'} {visible(url)}: {problem}")
             if problem != "missing":
                 store.remove(url)
     print(f"{len(urls) - bad} ok, {bad} missing or damaged")
@@ -213,7 +209,7 @@ def _import(args: argparse.Namespace) -> int:
     refs = _refs(args)
     imported = store.import_folder(folder, refs)
     for ref, path in imported:
-        print(f"stored {_visible(ref.url)} from {_visible(str(path))}")
+        print(f"stored {visible(ref.url)} from {visible(str(path))}")
     missing = sum(1 for ref in refs if store.get(ref.url) is None)
     print(f"{len(imported)} imported, {missing} still missing ({store.root})")
     return 0

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from osw_studio.core.errors import StoreError
+from osw_studio.core.terminal import visible
 
 
 def add_curation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,10 +107,6 @@ def register(subparsers: Any) -> None:
     stats.set_defaults(handler=_stats)
 
 
-def _visible(text: str) -> str:
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
-
-
 def _set(args: argparse.Namespace) -> int:
     from pydantic import TypeAdapter, ValidationError
 
@@ -147,7 +144,7 @@ def _set(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         raise StoreError(exc.errors()[0]["msg"], where="review set") from None
     ReviewLog(run.path).append(event)
-    print(f"recorded for {_visible(run.run_id)} by {_visible(event.reviewer)}")
+    print(f"recorded for {visible(run.run_id)} by {visible(event.reviewer)}")
     return 0
 
 
@@ -161,11 +158,11 @@ def _show(args: argparse.Namespace) -> int:
         print(json.dumps({name: r.model_dump(mode="json") for name, r in reviews.items()}, indent=1))
         return 0
     if not reviews:
-        print(f"{_visible(run.run_id)}: not reviewed")
+        print(f"{visible(run.run_id)}: not reviewed")
     for name, review in reviews.items():
         print(
-            f"{_visible(name)}: {review.verdict or 'no verdict'}, rating {review.rating or '-'}"
-            + (f", note: {_visible(review.note)}" if review.note else "")
+            f"{visible(name)}: {review.verdict or 'no verdict'}, rating {review.rating or '-'}"
+            + (f", note: {visible(review.note)}" if review.note else "")
         )
         for index in sorted(review.steps):
             step = review.steps[index]
