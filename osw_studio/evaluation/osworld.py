@@ -16,7 +16,9 @@ import asyncio
 import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, get_args
@@ -27,7 +29,7 @@ from osw_studio.settings.model import EvaluatorKind
 EVALUATORS: tuple[str, ...] = get_args(EvaluatorKind)
 """Who may score: our metrics (the default) or OSWorld's own, in the side environment."""
 
-WORKER = Path(__file__).with_name("osworld_worker.py")
+WORKER = Path(__file__).resolve().with_name("osworld_worker.py")
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
@@ -56,10 +58,15 @@ class OSWorldMetrics:
             )
         self.python = python
         self._proc: subprocess.Popen[str] | None = None
+        self._scratch: str | None = None
         self._lock = threading.Lock()
 
     def _start(self) -> subprocess.Popen[str]:
         if self._proc is None or self._proc.poll() is not None:
+            # Some of OSWorld's metrics write scratch files (``temp.pdf``) into the working directory:
+            # give the worker a private one, never the user's.
+            if self._scratch is None:
+                self._scratch = tempfile.mkdtemp(prefix="osw-osworld-metrics-")
             self._proc = subprocess.Popen(
                 [str(self.python), str(WORKER)],
                 stdin=subprocess.PIPE,
@@ -67,6 +74,7 @@ class OSWorldMetrics:
                 stderr=subprocess.DEVNULL,
                 text=True,
                 bufsize=1,
+                cwd=self._scratch,
                 env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
             )
         return self._proc
@@ -111,6 +119,9 @@ class OSWorldMetrics:
         """Stop the worker (it is started again on the next score)."""
         with self._lock:
             proc, self._proc = self._proc, None
+            scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         if proc is None:
             return
         if proc.stdin:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = Path(__file__).with_name("refworker.py")
+WORKER = Path(__file__).resolve().with_name("refworker.py")
 
 
 def reference_python() -> Path:
@@ -32,12 +34,15 @@ class Reference:
     """One long-lived worker process running OSWorld's code; requests are answered in order."""
 
     def __init__(self, python: Path) -> None:
+        # OSWorld's code may write scratch files (temp.pdf) into its working directory: not the checkout.
+        self._scratch = tempfile.mkdtemp(prefix="osw-reference-")
         self._proc = subprocess.Popen(
             [str(python), str(WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
+            cwd=self._scratch,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )
 
@@ -76,6 +81,7 @@ class Reference:
             self._proc.wait()
         if self._proc.stdout:
             self._proc.stdout.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 def start_reference() -> Reference:
