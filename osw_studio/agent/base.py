@@ -16,7 +16,7 @@ from typing import Any
 
 from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord, StepRequest, Usage
+from osw_studio.core.step import ReplyAttempt, StepRecord, StepRequest, Usage
 from osw_studio.core.task import Task
 
 TokenCallback = Callable[[str], None]
@@ -38,6 +38,7 @@ class Prediction:
         error: Why the reply could not be turned into actions (then ``actions`` is empty).
         timings: Extra seconds per phase the agent measured (``prepare``, ``model``, ``parse``).
         request: The model request as sent (None when no model was asked), for the run store.
+        attempts: Earlier replies of this step that could not be parsed (the model was asked again).
     """
 
     response: str = ""
@@ -51,6 +52,7 @@ class Prediction:
     error: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     request: StepRequest | None = None
+    attempts: list[ReplyAttempt] = field(default_factory=list)
 
 
 class Agent(abc.ABC):

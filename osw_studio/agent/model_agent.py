@@ -11,8 +11,10 @@ from osw_studio.actions import CoordinateSpace
 from osw_studio.agent.base import Agent, Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
 from osw_studio.agent.model_client import ModelClient, ModelReply
+from osw_studio.core.actions import Done, Fail
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.observation import Observation
+from osw_studio.core.step import ReplyAttempt
 from osw_studio.settings.model import ResolvedProfile
 
 Message = dict[str, Any]
@@ -61,6 +63,9 @@ class ModelAgent(Agent):
                 "screenshot_size": self.profile.screenshot_size,
                 "history_window": self.profile.history_window,
                 "call_user_tries": self.profile.call_user_tries,
+                "parse_tries": self.profile.parse_tries,
+                "reask_temperature": self.profile.reask_temperature,
+                "parse_exhausted": self.profile.parse_exhausted,
             },
         }
 
@@ -107,21 +112,63 @@ class ModelAgent(Agent):
         return self._images.get(index + 1)
 
     async def ask(
-        self, messages: list[Message], on_token: TokenCallback | None, timings: dict[str, float]
+        self,
+        messages: list[Message],
+        on_token: TokenCallback | None,
+        timings: dict[str, float],
+        *,
+        temperature: float | None = None,
     ) -> ModelReply:
-        """One model call with the profile's sampling settings."""
+        """One model call with the profile's sampling settings (``temperature`` overrides the profile's)."""
         t0 = time.perf_counter()
         reply = await self.client.complete(
             messages,
-            temperature=self.profile.temperature,
+            temperature=self.profile.temperature if temperature is None else temperature,
             top_p=self.profile.top_p,
             max_tokens=self.profile.max_tokens,
             frequency_penalty=self.profile.frequency_penalty,
             logprobs=self.profile.logprobs,
             on_token=on_token,
         )
-        timings["model"] = time.perf_counter() - t0
+        timings["model"] = timings.get("model", 0.0) + time.perf_counter() - t0
         return reply
+
+    async def ask_parsed(
+        self,
+        messages: list[Message],
+        space: CoordinateSpace,
+        parse: Any,
+        on_token: TokenCallback | None,
+        timings: dict[str, float],
+    ) -> Prediction:
+        """Ask the model and parse its reply; while it cannot be parsed, ask again with the same messages.
+
+        The profile says how often (``parse_tries``), at which temperature (``reask_temperature``) and
+        what a step with no parsable reply does (``parse_exhausted``), as OSWorld's UI-TARS agent does.
+        Every unparsable reply is kept in :attr:`Prediction.attempts`, in order.
+        """
+        tries = max(1, self.profile.parse_tries)
+        temperature = self.profile.temperature
+        attempts: list[ReplyAttempt] = []
+        for _ in range(tries):
+            reply = await self.ask(messages, on_token, timings, temperature=temperature)
+            prediction = self.prediction(reply, space, parse, timings)
+            if prediction.error is None:
+                break
+            attempts.append(
+                ReplyAttempt(response=reply.text, error=prediction.error, temperature=temperature)
+            )
+            if self.profile.reask_temperature is not None:
+                temperature = self.profile.reask_temperature
+        prediction.attempts = attempts[:-1] if prediction.error is not None else attempts
+        if prediction.error is not None and self.profile.parse_exhausted != "error":
+            message = f"no reply could be parsed in {tries} tries: {prediction.error}"
+            prediction.attempts = attempts
+            prediction.actions = [
+                Done(message=message) if self.profile.parse_exhausted == "done" else Fail(message=message)
+            ]
+            prediction.error = None
+        return prediction
 
     def prediction(
         self,

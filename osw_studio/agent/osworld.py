@@ -182,9 +182,10 @@ class OSWorldAgent(ModelAgent):
         messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
         timings["build"] = time.perf_counter() - prepared
-        reply = await self.ask(messages, on_token, timings)
         fmt = "computer13" if self.action_space == "computer_13" else "pyautogui"
-        return self.prediction(reply, space, lambda text: parse_reply(text, fmt, space), timings)
+        return await self.ask_parsed(
+            messages, space, lambda text: parse_reply(text, fmt, space), on_token, timings
+        )
 
     def build_messages(
         self, instruction: str, observation: Observation, image: PreparedImage | None

@@ -192,10 +192,9 @@ class UITarsAgent(ModelAgent):
         messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
         timings["build"] = time.perf_counter() - prepared
-        reply = await self.ask(messages, on_token, timings)
 
         def parse(text: str) -> tuple[str | None, list]:  # type: ignore[type-arg]
             parsed = parse_uitars(text, space)
             return parsed.thought, list(parsed.actions)
 
-        return self.prediction(reply, space, parse, timings)
+        return await self.ask_parsed(messages, space, parse, on_token, timings)

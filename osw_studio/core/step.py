@@ -32,6 +32,20 @@ class Usage(BaseModel):
     total_tokens: int = 0
 
 
+class ReplyAttempt(BaseModel):
+    """A model reply that could not be parsed, after which the agent asked again.
+
+    Attributes:
+        response: The reply, verbatim.
+        error: Why it could not be turned into actions.
+        temperature: The temperature it was sampled at.
+    """
+
+    response: str
+    error: str
+    temperature: float | None = None
+
+
 class StepRequest(BaseModel):
     """The model request a step was decided from: what the agent sent, exactly.
 
@@ -78,6 +92,8 @@ class StepRecord(BaseModel):
         usage: Tokens used by the model call.
         logprobs: Per-token log-probabilities, when the endpoint returned them.
         entropy: Mean token entropy of the reply, when logprobs were available.
+        attempts: Earlier replies of this step that could not be parsed, in order, when the agent asked
+            the model again (the profile's ``parse_tries``); ``response`` is the last reply.
         request: The model request the step was decided from (None for steps no model was asked:
             a person's, a replay's, and run stores written before requests were recorded).
         started_at: When the step began (epoch seconds).
@@ -101,6 +117,7 @@ class StepRecord(BaseModel):
     usage: Usage | None = None
     logprobs: list[float] | None = None
     entropy: float | None = None
+    attempts: list[ReplyAttempt] = Field(default_factory=list)
     request: StepRequest | None = None
     started_at: float = Field(default_factory=time.time)
     finished_at: float | None = None

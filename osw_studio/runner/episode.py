@@ -437,6 +437,7 @@ class Episode:
             usage=prediction.usage,
             logprobs=prediction.logprobs,
             entropy=prediction.entropy,
+            attempts=list(prediction.attempts),
             request=prediction.request,
             started_at=started,
         )

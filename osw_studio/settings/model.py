@@ -58,6 +58,8 @@ EvaluatorKind = Literal["osw-studio", "osworld"]
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
 AgentKind = Literal["osworld", "uitars", "replay", "human"]
 PromptSource = Literal["own", "reference"]
+ParseExhausted = Literal["error", "done", "fail"]
+"""What a step does when no reply of it could be parsed: a step ``error``, or end as ``done`` / ``fail``."""
 """Where prompt text comes from: ``own`` (OSW Studio's templates) or ``reference`` (read at run time from
 OSWorld's installed ``desktop-env`` package, for leaderboard-faithful requests)."""
 ProviderKind = Literal["local", "remote", "docker"]
@@ -271,6 +273,12 @@ class Profile(_Section):
         prompts: ``own`` prompts, or ``reference``: OSWorld's own, read from its installed package.
         call_user_tries: In unattended runs, how many ``call_user`` hand-backs count as a wait before the
             episode fails (UI-TARS: 3; 0 fails at the first); attended runs ask the person instead.
+        parse_tries: How many times one step asks the model while its replies cannot be parsed (1: never
+            asks again; OSWorld's UI-TARS agent: 3).
+        reask_temperature: The temperature of the calls after an unparsable reply (default: unchanged;
+            OSWorld's UI-TARS agent samples at 1).
+        parse_exhausted: What the step does when no reply could be parsed: ``error`` (a step error, the
+            next step goes on), ``done`` (OSWorld's UI-TARS agent ends the episode as done) or ``fail``.
     """
 
     base_url: str | None = None
@@ -294,6 +302,9 @@ class Profile(_Section):
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     prompts: PromptSource | None = None
     call_user_tries: int | None = Field(default=None, ge=0, le=100)
+    parse_tries: int | None = Field(default=None, ge=1, le=10)
+    reask_temperature: float | None = Field(default=None, ge=0, le=2)
+    parse_exhausted: ParseExhausted | None = None
 
     @field_validator("base_url")
     @classmethod
@@ -349,7 +360,14 @@ class ResolvedProfile(BaseModel):
     frequency_penalty: float | None = None
     prompts: PromptSource = "own"
     call_user_tries: int = 0
+    parse_tries: int = 1
+    reask_temperature: float | None = None
+    parse_exhausted: ParseExhausted = "error"
 
+
+_UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
+"""OSWorld's UI-TARS agent asks up to three times while a reply cannot be parsed, the later calls at
+temperature 1, and then ends the episode as done (``uitars15_v1.py``). PromptAgent never asks again."""
 
 PRESETS: dict[str, Profile] = {
     # OSWorld's PromptAgent (mm_agents/agent.py) with its class defaults: GPT-4o and other API models.
@@ -362,17 +380,20 @@ PRESETS: dict[str, Profile] = {
     "uitars-1.5": Profile(
         agent="uitars", coordinate_mode="smart", history_window=5, temperature=1.0, top_p=0.9,
         max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
+        **_UITARS_REASK,
     ),
     # DART-GUI-7B is run in OSWorld through the same agent with --model_type qwen25vl: its numbers are
     # pixels of the smart-resized screenshot, not 0-1000. DART's own runner fails at a call_user.
     "dart-gui-7b": Profile(
         agent="uitars", coordinate_mode="smart", history_window=5, temperature=1.0, top_p=0.9,
         max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
+        **_UITARS_REASK,
     ),
     # UI-TARS 1.0 and Qwen2-VL models write 0-1000 on both axes (model_type qwen2vl).
     "uitars-1.0": Profile(
         agent="uitars", coordinate_mode="rel1000", history_window=5, temperature=1.0, top_p=0.9,
         max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
+        **_UITARS_REASK,
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
@@ -495,6 +516,9 @@ class Settings(BaseModel):
             frequency_penalty=profile.frequency_penalty,
             prompts=profile.prompts or "own",
             call_user_tries=_pick(profile.call_user_tries, 0),
+            parse_tries=_pick(profile.parse_tries, 1),
+            reask_temperature=profile.reask_temperature,
+            parse_exhausted=profile.parse_exhausted or "error",
         )
 
 

@@ -13,8 +13,8 @@ action space promises: waits are compared without their length. ``finished(conte
 content as the ``Done`` message here (OSWorld's ``DONE`` has none): not compared.
 Deliberate differences: the reference turns ``call_user()`` into WAIT itself (then FAIL after its
 tolerance), where our agent proposes a hand-back and the episode applies the same policy
-(tests/runner/test_hand_back.py); it ``eval``s the model's boxes, we parse numbers; when a reply does not
-parse it asks again (up to 3 times, temperature 1), where we record the step's parse error; it cannot
+(tests/runner/test_hand_back.py); it ``eval``s the model's boxes, we parse numbers (its re-ask after an
+unparsable reply, which the presets copy, is compared in tests/parity/test_agents_reask.py); it cannot
 read a box written with its tokens (``start_box='<|box_start|>(5,6)<|box_end|>'``, float() fails and
 it asks again), which we read as the point it is.
 """

@@ -1,0 +1,144 @@
+"""Differential test: asking again after an unparsable reply, as OSWorld's UI-TARS agent does.
+
+OSWorld's ``mm_agents/uitars15_v1.py`` asks the model up to three times in one step while its reply does
+not parse, the later calls with the same messages at temperature 1; when none parses, it ends the episode
+as ``DONE``. PromptAgent (``mm_agents/agent.py``) never asks again. The ``uitars-1.5`` preset does the
+same (``parse_tries: 3``, ``reask_temperature: 1``, ``parse_exhausted: done``): here both run a scripted
+episode whose step 1 parses at the third reply and whose step 2 never parses, ours against the
+OpenAI-compatible test server on 127.0.0.1, and the requests (messages and sampling), their number and
+the actions must be equal. Each unparsable reply is kept in the step's ``attempts`` in the run store.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osw_studio.agent.osworld import OSWorldAgent
+from osw_studio.agent.uitars import UITarsAgent
+from osw_studio.core.actions import Click, Done
+from osw_studio.core.observation import Observation
+from osw_studio.core.step import StepRecord
+from osw_studio.core.task import Task
+from osw_studio.runner.store import RunStoreWriter
+from osw_studio.settings import Settings
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.parity.episodes import STUBS, first_difference, normalise, sampling, screen, site_packages
+from tests.parity.reference import Reference
+from tests.parity.test_agents_uitars import INSTRUCTION, REFERENCE_EPISODE, RUNTIME
+
+pytestmark = pytest.mark.timeout(120)
+
+BAD = "Thought: Click the Save button.\nAction: click(start_box='(12,')"
+"""A reply neither OSWorld's parser nor ours can read (the point is cut off)."""
+GOOD = "Thought: Click the Save button.\nAction: click(start_box='(1188,554)')"
+REPLIES = [BAD, BAD, GOOD, BAD, BAD, BAD]
+"""Step 1 parses at the third call; step 2 never does."""
+TEMPERATURE = 0.0
+"""The first call's temperature (OSWorld's run scripts default to 0), so that the re-ask's 1 shows."""
+
+
+def reference_episode(reference: Reference) -> dict[str, Any]:
+    reference.stub(*STUBS)
+    shots = [base64.b64encode(screen(i)).decode() for i in (1, 2)]
+    runtime = {**RUNTIME, "temperature": TEMPERATURE}
+    code = (
+        f"model = 'ui-tars-1.5-7b'\nruntime = {runtime!r}\ninstruction = {INSTRUCTION!r}\n"
+        f"shots = {shots!r}\nreplies = {REPLIES!r}\n" + REFERENCE_EPISODE
+    )
+    return reference.exec(code, modules=("mm_agents.uitars15_v1",))  # type: ignore[no-any-return]
+
+
+def settings_for(server: FakeOpenAIServer, preset: str, **own: Any) -> Settings:
+    return Settings.model_validate(
+        {
+            "model_provider": {"base_url": server.base_url, "model": server.models[0], "max_retries": 0},
+            "profiles": {"p": {"preset": preset, **own}},
+        }
+    )
+
+
+async def test_unparsable_replies_are_asked_again_as_the_reference_does(
+    reference: Reference, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
+    theirs = reference_episode(reference)
+    with FakeOpenAIServer(models=["ui-tars-1.5-7b"]) as server:
+        for reply in REPLIES:
+            server.queue(reply)
+        agent = UITarsAgent(
+            settings_for(server, "uitars-1.5", temperature=TEMPERATURE).resolve_profile("p"),
+            api_key="sk-test",
+        )
+        agent.reset()
+        predictions = []
+        try:
+            for index in (1, 2):
+                observation = Observation(screenshot=screen(index), width=1920, height=1080)
+                prediction = await agent.predict(INSTRUCTION, observation)
+                predictions.append(prediction)
+                agent.record(
+                    StepRecord(index=index, response=prediction.response, thought=prediction.thought,
+                               proposed=prediction.actions, executed=prediction.actions)
+                )  # fmt: skip
+        finally:
+            await agent.aclose()
+        requests = [r.json for r in server.chat_requests]
+    assert len(requests) == len(theirs["requests"]) == len(REPLIES)
+    assert [r["temperature"] for r in requests] == [TEMPERATURE, 1, 1, TEMPERATURE, 1, 1]
+    for call, (mine, sent) in enumerate(zip(requests, theirs["requests"], strict=True), 1):
+        a, b = normalise(mine["messages"]), normalise(sent["messages"])
+        assert a == b, f"call {call}: " + first_difference(a, b)
+        assert sampling(mine) == sampling(sent), f"call {call}"
+    assert theirs["actions"][1] == ["DONE"]
+    first, second = predictions
+    assert first.actions == [Click(x=1181, y=548)] and first.error is None
+    assert [a.response for a in first.attempts] == [BAD, BAD]
+    assert [a.temperature for a in first.attempts] == [TEMPERATURE, 1]
+    assert len(second.actions) == 1 and isinstance(second.actions[0], Done) and second.error is None
+    assert [a.response for a in second.attempts] == [BAD, BAD, BAD]
+    assert "3 tries" in (second.actions[0].message or "")
+
+
+async def test_prompt_agent_never_asks_again(tmp_path: Path) -> None:
+    with FakeOpenAIServer(models=["gpt-4o"]) as server:
+        server.queue("I am not sure what to do next.")
+        agent = OSWorldAgent(settings_for(server, "osworld", prompts="own").resolve_profile("p"), api_key="k")
+        agent.reset()
+        try:
+            observation = Observation(screenshot=screen(1), width=1920, height=1080)
+            prediction = await agent.predict(INSTRUCTION, observation)
+        finally:
+            await agent.aclose()
+        assert len(server.chat_requests) == 1
+    assert prediction.error is not None and prediction.attempts == [] and prediction.actions == []
+
+
+async def test_each_attempt_is_kept_in_the_run_store(tmp_path: Path) -> None:
+    with FakeOpenAIServer(models=["gpt-4o"]) as server:
+        for reply in ("no code here", "still none", "```python\npyautogui.click(10, 20)\n```"):
+            server.queue(reply)
+        profile = settings_for(server, "osworld", prompts="own", parse_tries=3).resolve_profile("p")
+        agent = OSWorldAgent(profile, api_key="k")
+        agent.reset()
+        try:
+            observation = Observation(screenshot=screen(1), width=1920, height=1080)
+            prediction = await agent.predict(INSTRUCTION, observation)
+        finally:
+            await agent.aclose()
+    assert [a.response for a in prediction.attempts] == ["no code here", "still none"]
+    task = Task.model_validate({"id": "t", "instruction": INSTRUCTION, "evaluator": {"func": "infeasible"}})
+    with RunStoreWriter.create(tmp_path / "runs", task, run_id="r") as writer:
+        writer.write_step(
+            StepRecord(index=1, response=prediction.response, proposed=prediction.actions,
+                       executed=prediction.actions, attempts=prediction.attempts),
+            observation.screenshot,
+        )  # fmt: skip
+        steps = writer.path / "steps.jsonl"
+    line = json.loads(steps.read_text().splitlines()[0])
+    assert [a["response"] for a in line["attempts"]] == ["no code here", "still none"]
+    assert all(a["error"] for a in line["attempts"])
