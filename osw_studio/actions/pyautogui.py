@@ -39,7 +39,7 @@ Examples:
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -148,7 +148,11 @@ _CONSTRUCTS: dict[type[ast.AST], str] = {
 
 
 def parse_pyautogui(
-    text: str, space: CoordinateSpace | None = None, *, pointer: tuple[int, int] | None = None
+    text: str,
+    space: CoordinateSpace | None = None,
+    *,
+    pointer: tuple[int, int] | None = None,
+    names: Mapping[str, Any] | None = None,
 ) -> list[Action]:
     r"""Turn a reply in OSWorld's pyautogui language into actions, never executing it.
 
@@ -158,6 +162,8 @@ def parse_pyautogui(
         space: The frame of the numbers in the code; ``None`` means screen pixels.
         pointer: Where the pointer is before the reply, for ``moveRel`` / ``dragRel`` before any absolute
             move.
+        names: Names the code may use as if assigned before it, in the frame of ``space`` (set-of-marks'
+            ``tag_N`` points, as OSWorld defines them above the model's code).
 
     Returns:
         The actions in order, in screen pixels.
@@ -180,6 +186,7 @@ def parse_pyautogui(
         return [_word_action(word)]
     blocks = find_blocks(text)
     reader = _Reader(space, pointer)
+    reader.names.update(names or {})
     if blocks:
         for block in blocks:
             reader.read_block(block.text, block.line)

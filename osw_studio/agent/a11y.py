@@ -40,6 +40,8 @@ ATTRIBUTES = "{" + NAMESPACES["attr"] + "}"
 VALUE = "{" + NAMESPACES["val"] + "}"
 
 HEADER = "tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)"
+HEADER_SOM = "index\ttag\tname\ttext"
+"""The header of the set-of-marks table (:mod:`osw_studio.agent.som`)."""
 
 _KEEP_SUFFIXES = (
     "item", "button", "heading", "label", "scrollbar", "searchbox", "textbox", "link", "tabelement",
@@ -92,7 +94,8 @@ def _pair(value: str | None) -> tuple[float, float] | None:
     return (x, y) if math.isfinite(x) and math.isfinite(y) else None
 
 
-def _keep(element: Any) -> bool:
+def keep_node(element: Any, *, images: bool = False) -> bool:
+    """Whether OSWorld's filter keeps this node (``images``: also a nameless node marked as an image)."""
     tag = element.tag
     if not (tag.startswith("document") or tag.endswith(_KEEP_SUFFIXES) or tag in _KEEP_TAGS):
         return False
@@ -101,7 +104,7 @@ def _keep(element: Any) -> bool:
         return False
     if not any(get(key) == "true" for key in _ABLE_KEYS):
         return False
-    if not (get("name") or element.text):
+    if not (get("name") or element.text or (images and get("image") == "true")):
         return False
     position = _pair(get(_POSITION, "(-1, -1)"))
     size = _pair(get(_SIZE, "(-1, -1)"))
@@ -110,7 +113,8 @@ def _keep(element: Any) -> bool:
     return position[0] >= 0 and position[1] >= 0 and size[0] > 0 and size[1] > 0
 
 
-def _quoted(text: str) -> str:
+def quoted(text: str) -> str:
+    """A table cell: the text, quoted with doubled quotes only when it holds a quote."""
     return text if '"' not in text else '"' + text.replace('"', '""') + '"'
 
 
@@ -122,14 +126,14 @@ def linearize_accessibility_tree(xml: str) -> str:
         return f"{HEADER}\n(the accessibility tree could not be read: {exc})"
     rows = [HEADER]
     for element in root.iter(etree.Element):  # elements only: no comments or processing instructions
-        if not _keep(element):
+        if not keep_node(element):
             continue
         rows.append(
             "\t".join(
                 [
                     element.tag,
                     element.get("name", ""),
-                    _quoted(element.text) if element.text else '""',
+                    quoted(element.text) if element.text else '""',
                     element.get(OSWORLD_ATTRIBUTES + "class", ""),
                     element.get(OSWORLD_ATTRIBUTES + "description", ""),
                     element.get(COMPONENT + "screencoord", ""),

@@ -1,7 +1,9 @@
 """The ``osworld`` agent: OSWorld's PromptAgent, with its observation types and action spaces.
 
-Observation types: ``screenshot``, ``a11y_tree`` (the accessibility tree as OSWorld's table) or
-``screenshot_a11y_tree``; action spaces: ``pyautogui`` (Python code) or ``computer_13`` (JSON actions).
+Observation types: ``screenshot``, ``a11y_tree`` (the accessibility tree as OSWorld's table),
+``screenshot_a11y_tree`` or ``som`` (set-of-marks: the screenshot tagged with numbered boxes from the tree,
+and the boxes' table; the code may name ``tag_N``, the centre of box N; :mod:`osw_studio.agent.som`);
+action spaces: ``pyautogui`` (Python code) or ``computer_13`` (JSON actions; not with ``som``, as in OSWorld).
 
 The request has the shape of OSWorld's ``PromptAgent.predict``: a system message (the prompt, then the
 task), then for each of the last ``history_window`` steps a user turn with that step's observation (its
@@ -15,12 +17,21 @@ action language.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
 from typing import Any
 
-from osw_studio.actions import CoordinateSpace, parse_reply, render_computer13, render_pyautogui
+from osw_studio.actions import (
+    CoordinateSpace,
+    parse_pyautogui,
+    parse_reply,
+    render_computer13,
+    render_pyautogui,
+)
+from osw_studio.actions.coords import model_point
+from osw_studio.actions.fences import prose_outside
 from osw_studio.agent.a11y import linearize_accessibility_tree, trim_to_budget
 from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage
@@ -28,7 +39,9 @@ from osw_studio.agent.model_agent import Message, ModelAgent, text_part
 from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import PromptAgentTexts, ReferencePrompt, prompt_agent_texts, reference_prompt
-from osw_studio.core.errors import ActionParseError
+from osw_studio.agent.som import Marks, tag_names, tag_screenshot
+from osw_studio.core.actions import Action
+from osw_studio.core.errors import ActionParseError, SettingsError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
 from osw_studio.settings.model import ResolvedProfile
@@ -48,6 +61,7 @@ _PROMPT_NAMES = {
     ("a11y_tree", "computer_13"): "SYS_PROMPT_IN_A11Y_OUT_ACTION",
     ("screenshot_a11y_tree", "pyautogui"): "SYS_PROMPT_IN_BOTH_OUT_CODE",
     ("screenshot_a11y_tree", "computer_13"): "SYS_PROMPT_IN_BOTH_OUT_ACTION",
+    ("som", "pyautogui"): "SYS_PROMPT_IN_SOM_OUT_TAG",
 }
 """OSWorld's system prompt for each (observation type, action space)."""
 
@@ -71,7 +85,13 @@ class OSWorldAgent(ModelAgent):
         self, profile: ResolvedProfile, *, client: ModelClient | None = None, api_key: str | None = None
     ) -> None:
         super().__init__(profile, client=client, api_key=api_key)
+        if self.observation_type == "som" and self.action_space != "pyautogui":
+            raise SettingsError(
+                f"profile {profile.name}: set-of-marks (som) answers in pyautogui code only",
+                hint="set the profile's action_space to pyautogui",
+            )
         self._trees: dict[int, str | None] = {}
+        self._marks: Marks | None = None
         self._system: ReferencePrompt | None = None
         self._texts: PromptAgentTexts | None = None
         if profile.prompts == "reference":
@@ -104,6 +124,7 @@ class OSWorldAgent(ModelAgent):
         """Start a new episode: forget the history, its images and its tables."""
         super().reset(task)
         self._trees = {}
+        self._marks = None
 
     @property
     def observation_type(self) -> str:
@@ -118,7 +139,12 @@ class OSWorldAgent(ModelAgent):
     @property
     def wants_accessibility_tree(self) -> bool:
         """Whether observations must carry the accessibility tree."""
-        return "a11y_tree" in self.observation_type
+        return "a11y_tree" in self.observation_type or self.observation_type == "som"
+
+    @property
+    def sends_image(self) -> bool:
+        """Whether the user turns carry the (tagged) screenshot."""
+        return "screenshot" in self.observation_type or self.observation_type == "som"
 
     def system_prompt(self, instruction: str, frame: tuple[int, int]) -> str:
         """The system message for ``instruction``; ``frame`` is the size of the image the model sees."""
@@ -137,15 +163,21 @@ class OSWorldAgent(ModelAgent):
             **size,
         )
 
-    def user_turn(self, tree: str | None, image: PreparedImage | None) -> Message:
-        """The user message of one step."""
+    def user_turn(self, tree: str | None, image: PreparedImage | None, *, current: bool = False) -> Message:
+        """The user message of one step (``current``: this step's, which for ``som`` also has the table)."""
+        kind = self.observation_type
         if self._texts is not None:
-            template = self._texts.steps[self.observation_type]
-            text = template.format(tree) if "a11y_tree" in self.observation_type else template
+            template = (
+                self._texts.current.get(kind, self._texts.steps[kind]) if current else self._texts.steps[kind]
+            )
+            text = template.format(tree) if "{}" in template else template
+        elif kind == "som":
+            name = "osworld_step_som" if current else "osworld_history_som"
+            text = render_prompt(name, accessibility_tree=tree or "")
         else:
-            text = render_prompt(f"osworld_step_{self.observation_type}", accessibility_tree=tree or "")
+            text = render_prompt(f"osworld_step_{kind}", accessibility_tree=tree or "")
         content: list[dict[str, Any]] = [text_part(text)]
-        if "screenshot" in self.observation_type and image is not None:
+        if self.sends_image and image is not None:
             content.append(hd_image_part(image))
         return {"role": "user", "content": content}
 
@@ -166,6 +198,8 @@ class OSWorldAgent(ModelAgent):
     def _tree(self, observation: Observation) -> str | None:
         if not self.wants_accessibility_tree:
             return None
+        if self._marks is not None:
+            return trim_to_budget(self._marks.table, A11Y_MAX_TOKENS)
         if not observation.accessibility_tree:
             return "(no accessibility tree was available)"
         table = linearize_accessibility_tree(observation.accessibility_tree)
@@ -177,11 +211,25 @@ class OSWorldAgent(ModelAgent):
         """Ask the model for the next step's code or actions."""
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        image = await self.prepare(observation) if "screenshot" in self.observation_type else None
+        image = None
+        if self.observation_type == "som":
+            self._marks = await asyncio.to_thread(
+                tag_screenshot, observation.screenshot, observation.accessibility_tree or ""
+            )
+            image = await self.prepare(observation.model_copy(update={"screenshot": self._marks.image}))
+        elif "screenshot" in self.observation_type:
+            image = await self.prepare(observation)
         prepared = time.perf_counter()
         messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
         timings["build"] = time.perf_counter() - prepared
+        if self._marks is not None:
+            names = {k: model_point(space, *p) for k, p in tag_names(self._marks.boxes).items()}
+
+            def parse(text: str) -> tuple[str | None, list[Action]]:
+                return prose_outside(text) or None, parse_pyautogui(text, space, names=names)
+
+            return await self.ask_parsed(messages, space, parse, on_token, timings)
         fmt = "computer13" if self.action_space == "computer_13" else "pyautogui"
         return await self.ask_parsed(
             messages, space, lambda text: parse_reply(text, fmt, space), on_token, timings
@@ -202,7 +250,7 @@ class OSWorldAgent(ModelAgent):
             messages.append(self.user_turn(self._trees.get(index + 1), self.history_image(index)))
             messages.append(self.assistant_turn(self.history[index], space))
         tree = self._tree(observation)
-        messages.append(self.user_turn(tree, image))
+        messages.append(self.user_turn(tree, image, current=True))
         if image is not None:
             self.remember_image(image)
         self._trees[len(self.history) + 1] = tree

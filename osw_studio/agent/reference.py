@@ -133,6 +133,8 @@ class PromptAgentTexts:
     Attributes:
         task: The sentence appended to the system prompt, with ``{}`` for the instruction.
         steps: Per observation type, the user turn's text (``{}`` for the accessibility table).
+        current: Per observation type, the current step's text where it differs from ``steps`` (``som``:
+            the tagged screenshot's turn with its table, where past turns have no table).
         no_action: The assistant turn written for a step whose reply gave no actions.
         source: Where they were read from.
         sha256: A SHA-256 over all of them.
@@ -142,6 +144,7 @@ class PromptAgentTexts:
     steps: dict[str, str]
     no_action: str
     source: str
+    current: dict[str, str]
     sha256: str
 
 
@@ -232,6 +235,20 @@ def _parse_prompt_agent(path: Path) -> tuple[str, dict[str, str], str]:
     return task, steps, no_action
 
 
+def _current_texts(path: Path) -> dict[str, str]:
+    """The current step's user text per observation type, from the if-chain after the history loop."""
+    found: dict[str, str] = {}
+    for stmt in _predict_function(path).body:
+        branch: ast.stmt | None = stmt
+        while isinstance(branch, ast.If):
+            text = _first_text(branch.body)
+            for kind in _branch_types(branch.test):
+                if text is not None:
+                    found.setdefault(kind, text)
+            branch = branch.orelse[0] if len(branch.orelse) == 1 else None
+    return found
+
+
 def prompt_agent_texts() -> PromptAgentTexts | None:
     """The inline texts of OSWorld's ``mm_agents/agent.py`` PromptAgent; None when not installed.
 
@@ -245,6 +262,7 @@ def prompt_agent_texts() -> PromptAgentTexts | None:
     path = site / "mm_agents" / "agent.py"
     try:
         task, steps, no_action = _parse_prompt_agent(path)
+        current = _current_texts(path)
     except (OSError, SyntaxError, ValueError) as exc:
         raise SettingsError(
             f"OSWorld's PromptAgent cannot be read: {exc}",
@@ -258,4 +276,5 @@ def prompt_agent_texts() -> PromptAgentTexts | None:
         no_action=no_action,
         source=f"{DISTRIBUTION} {version} mm_agents/agent.py:PromptAgent.predict",
         sha256=digest.hexdigest(),
+        current=current,
     )

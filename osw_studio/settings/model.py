@@ -52,7 +52,7 @@ _T = TypeVar("_T")
 DEFAULT_PROFILE = "default"
 """The profile made of the top-level ``model_provider`` and ``agent`` sections."""
 
-ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree"]
+ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree", "som"]
 EvaluatorKind = Literal["osw-studio", "osworld"]
 """Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
