@@ -81,6 +81,15 @@ _NON_ASCII = (
     "through the clipboard (more lenient)"
 )
 DIFFERENCES: dict[str, str] = {
+    "science-semicolons-in-string": (
+        f"OSWorld splits the code at every ';', also inside a string, and the guest's code does not parse: "
+        f"{_NOTHING}"
+    ),
+    "science-not-pyautogui": _RAISES,
+    "science-done-as-language-tag": (
+        "```DONE``` on lines of its own: OSWorld's fence pattern takes DONE for the language tag and runs "
+        f"an empty block, so the episode goes on: {_NOTHING}"
+    ),
     "pyautogui:prose-then-done-line": f"DONE on its own line after prose: {_NOTHING}",
     "pyautogui:bare-code-no-fences": f"code without a fence: {_NOTHING}",
     "pyautogui:semicolon-inside-string": (
