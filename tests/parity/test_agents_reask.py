@@ -11,8 +11,8 @@ the actions must be equal. Each unparsable reply is kept in the step's ``attempt
 
 from __future__ import annotations
 
+import asyncio
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,13 @@ from osw_studio.core.actions import Click, Done
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
 from osw_studio.core.task import Task
+from osw_studio.runner.episode import Episode, EpisodeConfig
+from osw_studio.runner.settle import SettlePolicy
 from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import Settings
+from osw_studio.trajectory.store import RunStore
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.recorded_run import ScreenEnv
 from tests.parity.episodes import STUBS, first_difference, normalise, sampling, screen, site_packages
 from tests.parity.reference import Reference
 from tests.parity.test_agents_uitars import INSTRUCTION, REFERENCE_EPISODE, RUNTIME
@@ -119,26 +123,29 @@ async def test_prompt_agent_never_asks_again(tmp_path: Path) -> None:
 
 
 async def test_each_attempt_is_kept_in_the_run_store(tmp_path: Path) -> None:
+    replies = ["no code here", "still none", "```python\npyautogui.click(10, 20)\n```", "```DONE```"]
     with FakeOpenAIServer(models=["gpt-4o"]) as server:
-        for reply in ("no code here", "still none", "```python\npyautogui.click(10, 20)\n```"):
-            server.queue(reply)
+        server.queue(*replies)
         profile = settings_for(server, "osworld", prompts="own", parse_tries=3).resolve_profile("p")
         agent = OSWorldAgent(profile, api_key="k")
-        agent.reset()
+        task = Task.model_validate(
+            {"id": "t", "instruction": INSTRUCTION, "evaluator": {"func": "infeasible"}}
+        )
+        store = RunStoreWriter.create(tmp_path / "runs", task, run_id="r")
+        config = EpisodeConfig(max_steps=5, settle=SettlePolicy.off())
+        episode = Episode(task, agent, ScreenEnv(), config=config, store=store, evaluate=_score)
         try:
-            observation = Observation(screenshot=screen(1), width=1920, height=1080)
-            prediction = await agent.predict(INSTRUCTION, observation)
+            result = await asyncio.wait_for(episode.run(), 60)
         finally:
             await agent.aclose()
-    assert [a.response for a in prediction.attempts] == ["no code here", "still none"]
-    task = Task.model_validate({"id": "t", "instruction": INSTRUCTION, "evaluator": {"func": "infeasible"}})
-    with RunStoreWriter.create(tmp_path / "runs", task, run_id="r") as writer:
-        writer.write_step(
-            StepRecord(index=1, response=prediction.response, proposed=prediction.actions,
-                       executed=prediction.actions, attempts=prediction.attempts),
-            observation.screenshot,
-        )  # fmt: skip
-        steps = writer.path / "steps.jsonl"
-    line = json.loads(steps.read_text().splitlines()[0])
-    assert [a["response"] for a in line["attempts"]] == ["no code here", "still none"]
-    assert all(a["error"] for a in line["attempts"])
+        assert len(server.chat_requests) == 4
+    assert result.status == "finished" and result.steps == 2
+    steps = list(RunStore(store.path).iter_steps())
+    assert [a.response for a in steps[0].attempts] == ["no code here", "still none"]
+    assert all("no code block" in a.error or "no actions" in a.error for a in steps[0].attempts), steps[0]
+    assert steps[0].response == replies[2] and steps[0].executed == [Click(x=10, y=20)]
+    assert steps[1].attempts == []
+
+
+async def _score(env: Any, task: Task, actions: Any) -> float:
+    return 1.0
