@@ -158,6 +158,8 @@ class ModelAgent(Agent):
             attempts.append(
                 ReplyAttempt(response=reply.text, error=prediction.error, temperature=temperature)
             )
+            if on_token is not None and len(attempts) < tries:  # the live view shows why a new reply starts
+                on_token(f"\n\n[this reply cannot be used ({prediction.error}); asking again]\n\n")
             if self.profile.reask_temperature is not None:
                 temperature = self.profile.reask_temperature
         prediction.attempts = attempts[:-1] if prediction.error is not None else attempts

@@ -134,6 +134,8 @@ async def test_each_attempt_is_kept_in_the_run_store(tmp_path: Path) -> None:
         store = RunStoreWriter.create(tmp_path / "runs", task, run_id="r")
         config = EpisodeConfig(max_steps=5, settle=SettlePolicy.off())
         episode = Episode(task, agent, ScreenEnv(), config=config, store=store, evaluate=_score)
+        tokens: list[str] = []
+        episode.model_token.connect(tokens.append)
         try:
             result = await asyncio.wait_for(episode.run(), 60)
         finally:
@@ -145,6 +147,8 @@ async def test_each_attempt_is_kept_in_the_run_store(tmp_path: Path) -> None:
     assert all("no code block" in a.error or "no actions" in a.error for a in steps[0].attempts), steps[0]
     assert steps[0].response == replies[2] and steps[0].executed == [Click(x=10, y=20)]
     assert steps[1].attempts == []
+    # The live view is told, between the streamed replies, why a new one starts.
+    assert "".join(tokens).count("asking again") == 2 and "still none" in "".join(tokens)
 
 
 async def _score(env: Any, task: Task, actions: Any) -> float:
