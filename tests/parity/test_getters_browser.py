@@ -241,3 +241,10 @@ async def test_info_from_website(ref: Reference, browser: str, site: str, case: 
                 close_tab(browser, tab["id"])
     if case == "clicks":
         assert a == ["Zürich", "More about Zürich", "Facts on gamma", "Alpha, as the script left it"]
+
+
+def test_the_getters_compared_here_are_listed_as_differential_tested() -> None:
+    from osw_studio.evaluation.parity import is_differential_tested
+
+    compared = ("active_tab_info", "page_info", "open_tabs_info", "pdf_from_url", "info_from_website")
+    assert all(is_differential_tested("getter", name) for name in compared)

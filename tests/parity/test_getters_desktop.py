@@ -26,12 +26,13 @@ in OSWorld's).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import struct
 import subprocess
-import sys
+import tempfile
 import threading
 import time
 import wave
@@ -166,10 +167,12 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guest]:
         (apps / f"{name}.desktop").write_text(
             f"[Desktop Entry]\nType=Application\nName={name}\nExec={name} %U\n"
         )
-    shared = tmp_path_factory.mktemp("vlc-media")
+    # VLC may run as nobody (below), who cannot enter pytest's private folders: its own, under /tmp.
+    shared = Path(tempfile.mkdtemp(prefix="osw-vlc-"))
     shared.chmod(0o755)
     _tone(shared / "tone.wav")
-    vlc_home = tmp_path_factory.mktemp("vlc-home")
+    vlc_home = shared / "home"
+    vlc_home.mkdir(mode=0o777)
     vlc_home.chmod(0o777)
     xvfb, display = start_xvfb((1280, 800))
     processes = [xvfb]
@@ -220,6 +223,7 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guest]:
     finally:
         for process in reversed(processes):
             stop(process)
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 ENV = """
@@ -295,7 +299,9 @@ async def test_vm_wallpaper(metric_reference: Reference, guest: Guest, caches: t
 
     image = guest.home / "wallpaper.png"
     Image.new("RGB", (64, 40), (12, 120, 200)).save(image)
-    httpx.post(f"{guest.url}/setup/change_wallpaper", json={"path": str(image)}).raise_for_status()
+    async with httpx.AsyncClient() as http:
+        response = await http.post(f"{guest.url}/setup/change_wallpaper", json={"path": str(image)})
+        response.raise_for_status()
     a = await ours(guest, caches[0], "vm_wallpaper", {"dest": "wallpaper.png"})
     b = theirs(metric_reference, guest, caches[1], "vm_wallpaper", {"dest": "wallpaper.png"})
     assert _same_file(a, b, caches) == image.read_bytes()
@@ -327,9 +333,16 @@ async def test_vlc_playing_info(
             server.server_close()
         return
     status = f"http://127.0.0.1:{guest.vlc_port}/requests/status.xml"
-    if state == "stopped":
-        httpx.get(status, params={"command": "pl_stop"}, auth=("", "password")).raise_for_status()
-    _wait(f"VLC {state}", lambda: f"<state>{state}</state>" in httpx.get(status, auth=("", "password")).text)
+    async with httpx.AsyncClient(auth=("", "password")) as http:
+        if state == "stopped":
+            (await http.get(status, params={"command": "pl_stop"})).raise_for_status()
+        for _ in range(100):
+            shown = (await http.get(status)).text
+            if f"<state>{state}</state>" in shown:
+                break
+            await asyncio.sleep(0.3)
+        else:
+            raise AssertionError(f"VLC is not {state}: {shown}")
     a = await ours(guest, caches[0], "vlc_playing_info", spec)
     b = theirs(metric_reference, guest, caches[1], "vlc_playing_info", spec)
     data = _same_file(a, b, caches)
@@ -356,7 +369,8 @@ async def test_vscode_config(metric_reference: Reference, guest: Guest, caches: 
     for side, cache in zip(("ours", "theirs"), caches, strict=True):
         written.unlink(missing_ok=True)
         body = {"window_name": "OswPalette", "by_class": True}
-        activated = httpx.post(f"{guest.url}/setup/activate_window", json=body)
+        async with httpx.AsyncClient() as http:
+            activated = await http.post(f"{guest.url}/setup/activate_window", json=body)
         assert activated.headers["x-osw-window"] == "found"
         if side == "ours":
             results.append(await ours(guest, cache, "vscode_config", spec))
