@@ -50,7 +50,7 @@ from osw_studio.envs.local import free_port
 from osw_studio.evaluation.getters.vlc import VIDEO_TYPES
 from osw_studio.evaluation.registry import GETTERS, GetterContext
 from tests.fakes.desktop import start, start_dbus, start_guest, start_xvfb, stop, wait_ready
-from tests.parity.reference import ROOT, Reference
+from tests.parity.reference import ROOT, Reference, ReferenceError
 
 OSWORLD_PYTHON = ROOT / ".venv-osworld-server" / "bin" / "python"
 VLC = shutil.which("vlc")
@@ -352,6 +352,18 @@ async def test_vlc_playing_info(
     b = theirs(metric_reference, guest, caches[1], "vlc_playing_info", spec)
     data = _same_file(a, b, caches)
     assert f"<state>{state}</state>".encode() in data
+
+
+async def test_vlc_playing_info_where_nothing_listens(
+    metric_reference: Reference, guest: Guest, caches: tuple[Path, Path]
+) -> None:
+    # Deliberate: OSWorld's getter lets the refused connection raise (the task is left without a
+    # score); ours gives None, as for any answer but 200, and the VLC metrics score that 0.
+    spec = {"dest": "status.xml"}
+    port = free_port()
+    assert await ours(guest, caches[0], "vlc_playing_info", spec, vlc_port=port) is None
+    with pytest.raises(ReferenceError, match="ConnectionError"):
+        theirs(metric_reference, guest, caches[1], "vlc_playing_info", spec, vlc_port=port)
 
 
 class _NotFound(BaseHTTPRequestHandler):
