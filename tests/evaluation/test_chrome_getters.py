@@ -29,6 +29,9 @@ PAGES = {
     "second.html": "<html><head><title>Second page</title></head>"
     "<body><p id='text'>The second one</p></body></html>",
     "report.html": "<html><head><title>Report</title></head><body><p>Quarterly totals 1234</p></body></html>",
+    # a page whose network never goes idle: it asks for the missing /poll every 100 ms
+    "busy.html": "<html><head><title>Busy</title></head><body>"
+    "<script>setInterval(() => fetch('/poll?' + Date.now()), 100);</script></body></html>",
 }
 
 
@@ -84,6 +87,21 @@ async def test_open_tabs_info_lists_every_tab_with_its_title(
     rule = {"type": "url", "urls": urls}
     assert METRICS.get("is_expected_tabs")(info, rule) == 1.0
     assert METRICS.get("is_expected_tabs")(info, {"type": "url", "urls": urls[:-1]}) == 0.0
+
+
+async def test_a_tab_that_never_settles_is_listed_with_osworlds_error_title(
+    ctx: GetterContext, browser: str, site: str, tabs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OSWorld waits 30 s for each tab; its `except TimeoutError` does not catch Playwright's timeout,
+    # so such a tab gets its "Error encountered" title (1 s here, to keep the test short).
+    from osw_studio.evaluation.getters import chrome
+
+    monkeypatch.setattr(chrome, "OPEN_TABS_TIMEOUT_MS", 1_000)
+    open_tab(browser, f"{site}/busy.html")
+    open_tab(browser, f"{site}/second.html")
+    info = await get(ctx, {"type": "open_tabs_info"})
+    assert {"title": "Error encountered", "url": f"{site}/busy.html"} in info
+    assert {"title": "Second page", "url": f"{site}/second.html"} in info
 
 
 async def test_page_info_loads_a_page_in_a_new_tab_and_closes_it(

@@ -26,9 +26,12 @@ def test_coverage_json_lists_each_name_with_its_parity(
     table = names["metric compare_table"]
     assert table["tasks"] >= 50 and table["implemented"] and table["differential_tested"]
     assert names["getter vm_file"]["implemented"] and names["getter vm_file"]["differential_tested"]
-    assert names["getter vm_wallpaper"]["implemented"]
-    assert not names["getter vm_wallpaper"]["differential_tested"]
+    assert names["getter vm_wallpaper"]["implemented"] and names["getter vm_wallpaper"]["differential_tested"]
     assert all(n["implemented"] for key, n in names.items() if n["differential_tested"])
+    # Every name OSWorld's tasks use that we implement is compared with OSWorld's own; the names shown
+    # as not differential-tested are the ones not implemented (Google Drive, logins...).
+    untested = [n for n in names.values() if not n["differential_tested"]]
+    assert untested and not any(n["implemented"] for n in untested)
     # Sorted by how many tasks use a name, most first.
     counts = [n["tasks"] for n in names.values()]
     assert counts == sorted(counts, reverse=True)

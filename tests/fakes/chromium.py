@@ -99,3 +99,27 @@ def open_tab(browser: str, url: str) -> str:
 def close_tab(browser: str, tab_id: str) -> None:
     """Close the tab ``tab_id``."""
     httpx.get(f"{browser}/json/close/{tab_id}")
+
+
+def address_bar_tree(address: str) -> str:
+    """An accessibility tree (OSWorld's XML) with only Google Chrome's address bar showing ``address``."""
+    return (
+        '<desktop-frame><application name="Google Chrome"><entry name="Address and search bar">'
+        f"{address.replace('&', '&amp;')}</entry></application></desktop-frame>"
+    )
+
+
+class AddressBarGuest:
+    """Stands in for the guest's accessibility tree only (the address bar); pages come from the browser.
+
+    Args:
+        address: The address bar's text, or None for a desktop without a browser window.
+    """
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address
+        self.base_url = "http://127.0.0.1:9"
+
+    async def accessibility_tree(self) -> str:
+        """The tree with the address bar, or an empty desktop."""
+        return "<desktop-frame/>" if self.address is None else address_bar_tree(self.address)

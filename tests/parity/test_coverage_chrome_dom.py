@@ -17,7 +17,15 @@ from urllib.parse import urlsplit
 import pytest
 
 from osw_studio.evaluation.registry import GETTERS, GetterContext
-from tests.fakes.chromium import CHROMIUM, close_tab, open_tab, run_chromium, serve_site
+from tests.fakes.chromium import (
+    CHROMIUM,
+    AddressBarGuest,
+    address_bar_tree,
+    close_tab,
+    open_tab,
+    run_chromium,
+    serve_site,
+)
 from tests.parity.guest_env import stub_missing
 from tests.parity.reference import Reference
 
@@ -120,24 +128,6 @@ def tab(browser: str, site: str) -> Iterator[str]:
     close_tab(browser, tab_id)
 
 
-def tree(address: str) -> str:
-    return (
-        '<desktop-frame><application name="Google Chrome"><entry name="Address and search bar">'
-        f"{address.replace('&', '&amp;')}</entry></application></desktop-frame>"
-    )
-
-
-class TreeGuest:
-    """Stands in for the guest's accessibility tree only; the page is read from the real browser."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.base_url = "http://127.0.0.1:9"
-
-    async def accessibility_tree(self) -> str:
-        return tree(self.address)
-
-
 REFERENCE = """
 class _Controller:
     def get_accessibility_tree(self):
@@ -153,7 +143,7 @@ result = m0.get_active_tab_html_parse(_Env(), CONFIG)
 
 def theirs(ref: Reference, browser: str, address: str, config: dict[str, Any]) -> Any:
     code = (
-        REFERENCE.replace("TREE", repr(tree(address)))
+        REFERENCE.replace("TREE", repr(address_bar_tree(address)))
         .replace("PORT", repr(urlsplit(browser).port))
         .replace("CONFIG", repr(json.loads(json.dumps(config))))
     )
@@ -161,7 +151,7 @@ def theirs(ref: Reference, browser: str, address: str, config: dict[str, Any]) -
 
 
 async def ours(browser: str, address: str, config: dict[str, Any], tmp_path: Path) -> Any:
-    ctx = GetterContext(guest=TreeGuest(address), cache_dir=tmp_path, devtools_url=browser)  # type: ignore[arg-type]
+    ctx = GetterContext(guest=AddressBarGuest(address), cache_dir=tmp_path, devtools_url=browser)  # type: ignore[arg-type]
     return await GETTERS.get("active_tab_html_parse")(ctx, dict(config))
 
 

@@ -208,16 +208,27 @@ async def _connect(playwright: Playwright, ctx: GetterContext) -> Browser:
     return await playwright.chromium.connect_over_cdp(await devtools_url(ctx), timeout=30_000)
 
 
-async def _settled(page: Page) -> dict[str, str]:
-    """Title, URL and HTML of a page once its network is idle (OSWorld's ``Load timeout`` otherwise)."""
+OPEN_TABS_TIMEOUT_MS = 30_000
+"""How long each open tab may take to settle when the tabs are listed (OSWorld's 30 s)."""
+
+SETTLE_FAILED = "Error encountered"
+"""The title OSWorld gives a page that did not settle or could not be read. (Its ``Load timeout`` title
+is never given: Playwright's timeout is not Python's ``TimeoutError``, which is what it catches.)"""
+
+
+async def _settled(page: Page, timeout_ms: float = PAGE_TIMEOUT_MS, content: bool = True) -> dict[str, str]:
+    """Title, URL (and HTML) of a page once its network is idle; :data:`SETTLE_FAILED` as the title else."""
     from playwright.async_api import Error as PlaywrightError
 
     try:
-        await page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
-        return {"title": await page.title(), "url": page.url, "content": await page.content()}
+        await page.wait_for_load_state("networkidle", timeout=timeout_ms)
+        info = {"title": await page.title(), "url": page.url}
     except PlaywrightError as exc:
         log.warning("page %s did not settle: %s", page.url, exc)
-        return {"title": "Load timeout", "url": page.url, "content": await page.content()}
+        info = {"title": SETTLE_FAILED, "url": page.url}
+    if content:
+        info["content"] = await page.content()
+    return info
 
 
 async def visit(ctx: GetterContext, url: str) -> dict[str, str] | None:
@@ -271,8 +282,7 @@ async def get_open_tabs_info(ctx: GetterContext, spec: dict[str, Any]) -> list[d
             try:
                 for context in browser.contexts:
                     for page in context.pages:
-                        info = await _settled(page)
-                        tabs.append({"title": info["title"], "url": info["url"]})
+                        tabs.append(await _settled(page, OPEN_TABS_TIMEOUT_MS, content=False))
             finally:
                 await browser.close()
     except PlaywrightError as exc:
