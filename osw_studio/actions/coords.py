@@ -187,7 +187,8 @@ class CoordinateSpace(BaseModel):
         if self.mode == "norm":
             return 0
         worst = max(self.scale)
-        return 0 if worst < 1 else math.floor(worst / 2 + 0.5)
+        nearest = 0 if worst < 1 else math.floor(worst / 2 + 0.5)
+        return nearest + (1 if self.rounding == "trunc" else 0)  # truncation loses up to a pixel more
 
     def to_screen(self, x: float, y: float) -> tuple[int, int]:
         """Turn a model point into screen pixels, clamped to the screen (models overshoot edges)."""

@@ -158,7 +158,7 @@ class Qwen3VLAgent(ModelAgent):
             else "on a 1000x1000 grid over the screen"
         )
         system = render_prompt("qwen3vl_system", tools=json.dumps(own_tools()), resolution=resolution)
-        return system, "\n" + render_prompt("qwen3vl_instruction", instruction=instruction, previous=previous)
+        return system, render_prompt("qwen3vl_instruction", instruction=instruction, previous=previous)
 
     def reply_text(self, step: StepRecord, space: CoordinateSpace) -> str:
         """The reply at ``step``, or what actually ran written as a tool call when a person changed it."""
