@@ -6,7 +6,8 @@ Each reply of ``corpus/qwen3vl_replies.txt`` goes through OSWorld's ``Qwen3VLAge
 ``corpus/opencua_replies.txt`` (OpenCUA's OSWorld trajectories, 0-1 coordinates) through OSWorld's
 ``parse_response_to_cot_and_action`` (``relative``, 1920x1080) and our
 :func:`~osw_studio.actions.opencua.parse_opencua` in the ``norm`` frame. The actions (and the step's
-low-level instruction) must be equal, or the reply must be listed in a ``DIFFERENCES`` with why.
+low-level instruction) must be equal, or the reply must be listed in a ``DIFFERENCES`` with why. The
+OpenCUA replies come with what OSWorld executed for them in the published run, which ours must equal too.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def load(name: str) -> list[dict[str, str]]:
         if line.startswith("### "):
             cases.append({"name": line[4:].strip()})
             section = ""
-        elif line.startswith("--- ") and line[4:].strip() in ("source", "reply"):
+        elif line.startswith("--- ") and line[4:].strip() in ("source", "reply", "executed"):
             section = line[4:].strip()
             cases[-1][section] = []
         elif section:
@@ -118,6 +119,9 @@ def test_opencua_replies_give_the_reference_actions(reference: Reference, case: 
     failed = theirs["code"] == ["FAIL"] and theirs["instruction"].startswith("<Error>")
     expected = f"reference: {theirs['instruction'][:200]}" if failed else reference_actions(theirs["code"])
     same = outcome(ours, expected)
+    if "executed" in case:  # what OSWorld ran in the published trajectory
+        ran = reference_actions([case["executed"]])
+        same = same and outcome(ours, ran)
     if case["name"] in OPENCUA_DIFFERENCES:
         assert not same, f"{case['name']} no longer differs: drop it from OPENCUA_DIFFERENCES"
     else:
