@@ -10,7 +10,8 @@ its ``## Action:`` section, as the model wrote it. Screenshots are sent as grabb
 Coordinates follow the profile's mode: ``smart`` (``coordinate_type="qwen25"``, OpenCUA-7B and 32B:
 pixels of the Qwen2.5-VL smart-resize of the image sent, truncated as OSWorld does) or ``norm``
 (``relative``: 0-1). Sampling: ``temperature``, ``top_p`` and ``max_tokens`` from the profile (the
-preset has OSWorld's defaults 0, 0.9, 1500). The computer's password in the prompt is the guest's
+preset has ``OpenCUAAgent``'s defaults 0, 0.9, 1500; OpenCUA's README runs OSWorld with them and
+``--coordinate_type qwen25``). The computer's password in the prompt is the guest's
 (``password``, as OSWorld's VMs). With ``prompts: reference`` the prompts are OSWorld's own, read from
 its installed package (:func:`osw_studio.agent.reference.opencua_prompts`).
 """

@@ -24,7 +24,7 @@ import logging
 import time
 
 from osw_studio.actions import CoordinateSpace, smart_resize
-from osw_studio.actions.qwen3vl import parse_qwen3vl, render_qwen3vl
+from osw_studio.actions.qwen3vl import parse_qwen3vl, render_qwen3vl, tool_calls
 from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
 from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
@@ -160,6 +160,16 @@ class Qwen3VLAgent(ModelAgent):
         system = render_prompt("qwen3vl_system", tools=json.dumps(own_tools()), resolution=resolution)
         return system, render_prompt("qwen3vl_instruction", instruction=instruction, previous=previous)
 
+    @staticmethod
+    def instruction_of(step: StepRecord) -> str:
+        """A past step's low-level instruction: its parsed ``Action:`` line.
+
+        A reply whose tool call did not parse still has one: OSWorld keeps it, so it is read again.
+        """
+        if step.thought is not None:
+            return step.thought
+        return tool_calls(step.response or "")[0]
+
     def reply_text(self, step: StepRecord, space: CoordinateSpace) -> str:
         """The reply at ``step``, or what actually ran written as a tool call when a person changed it."""
         text = step.response or ""
@@ -174,7 +184,9 @@ class Qwen3VLAgent(ModelAgent):
         space = self.coordinate_space(observation.size, image.size)
         window = self.profile.history_window
         done = len(self.history)
-        older = [f"Step {i + 1}: {self.history[i].thought or ''}" for i in range(max(0, done - window))]
+        older = [
+            f"Step {i + 1}: {self.instruction_of(self.history[i])}" for i in range(max(0, done - window))
+        ]
         system, task = self.texts(instruction, "\n".join(older) or "None", image.size)
         messages: list[Message] = [{"role": "system", "content": [text_part(system)]}]
         shown = min(window, done)

@@ -383,8 +383,9 @@ PRESETS: dict[str, Profile] = {
         agent="qwen3vl", coordinate_mode="rel999", action_space="pyautogui", history_window=4,
         max_tokens=32768, prompts="reference",
     ),
-    # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua with coordinate_type qwen25 (pixels of the
-    # Qwen2.5-VL smart-resized screenshot), cot_level l2, action history, three screenshots.
+    # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua as OpenCUA's README runs them
+    # (--coordinate_type qwen25: pixels of the Qwen2.5-VL smart-resized screenshot), with the agent's
+    # defaults: cot_level l2, action history, three screenshots, temperature 0, top_p 0.9, 1500 tokens.
     "opencua-7b": Profile(
         agent="opencua", coordinate_mode="smart", action_space="pyautogui", history_window=3,
         temperature=0.0, top_p=0.9, max_tokens=1500, prompts="reference",

@@ -125,3 +125,31 @@ async def test_opencua_own_prompts_window_and_coordinates() -> None:
     assert images(last) == 3
     # (966, 546) in the 1932x1092 frame the model saw is the middle of the screen
     assert prediction.actions == [Click(x=960, y=540)] and prediction.coordinate_mode == "smart"
+
+
+async def test_qwen3vl_history_keeps_the_instruction_of_a_reply_that_did_not_parse() -> None:
+    broken = 'Action: Open the menu.\n<tool_call>\n{"name": "computer_use", "arguments": {\n</tool_call>'
+    with FakeOpenAIServer(models=["m"]) as server:
+        agent = Qwen3VLAgent(
+            profile(server, "qwen3-vl").model_copy(update={"history_window": 1}), api_key="k"
+        )
+        agent.reset()
+        try:
+            server.queue(broken)
+            observation = Observation(screenshot=screen(1, (640, 360)), width=640, height=360)
+            prediction = await agent.predict("Save the file.", observation)
+            assert prediction.error is not None and prediction.thought is None
+            agent.record(StepRecord(index=1, response=prediction.response, proposed=[], executed=[]))
+            server.queue(QWEN_REPLY)
+            second = await agent.predict("Save the file.", observation)
+            agent.record(
+                StepRecord(
+                    index=2, response=second.response, thought=second.thought, proposed=[], executed=[]
+                )
+            )
+            server.queue(QWEN_REPLY)
+            await agent.predict("Save the file.", observation)
+        finally:
+            await agent.aclose()
+        task = server.chat_requests[-1].json["messages"][1]["content"][1]["text"]
+    assert task.endswith("Step 1: Open the menu.")
