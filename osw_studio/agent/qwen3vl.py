@@ -206,9 +206,14 @@ class Qwen3VLAgent(ModelAgent):
         return messages, space
 
     async def ask(
-        self, messages: list[Message], on_token: TokenCallback | None, timings: dict[str, float]
+        self,
+        messages: list[Message],
+        on_token: TokenCallback | None,
+        timings: dict[str, float],
+        *,
+        temperature: float | None = None,
     ) -> ModelReply:
-        """One model call sending ``max_tokens`` only, as OSWorld's agent does."""
+        """One model call sending ``max_tokens`` only, as OSWorld's agent does (``temperature``: ignored)."""
         t0 = time.perf_counter()
         reply = await self.client.complete(
             messages, max_tokens=self.profile.max_tokens, logprobs=self.profile.logprobs, on_token=on_token
