@@ -7,6 +7,10 @@ figures are, per step, the median over trials, then their median and maximum ove
 milliseconds of wall clock and of the thread's CPU time (steadier on a busy machine); the target is
 20 ms. Prints a table and writes bench/results.json under "agents".
 
+Profiles with ``prompts: reference`` are measured too when OSWorld's package can be read
+(``OSW_REFERENCE_SITE`` set to a side environment's site-packages, or desktop-env installed): the Qwen3-VL
+profile then evaluates OSWorld's prompt-building code at every step.
+
 Usage: python bench/agents.py
 """
 
@@ -29,7 +33,8 @@ from PIL import Image  # noqa: E402
 from osw_studio.agent.images import prepare_image  # noqa: E402
 from osw_studio.agent.model_client import ModelClient  # noqa: E402
 from osw_studio.agent.osworld import OSWorldAgent  # noqa: E402
-from osw_studio.agent.uitars import UITarsAgent  # noqa: E402
+from osw_studio.agent.reference import reference_site  # noqa: E402
+from osw_studio.agent.registry import agent_class  # noqa: E402
 from osw_studio.core.actions import Click  # noqa: E402
 from osw_studio.core.observation import Observation  # noqa: E402
 from osw_studio.core.step import StepRecord  # noqa: E402
@@ -48,11 +53,21 @@ PROFILES: dict[str, dict[str, Any]] = {
 PROFILES["uitars-1.5"] = {"preset": "uitars-1.5", "prompts": "own"}
 PROFILES["dart-gui-7b"] = {"preset": "dart-gui-7b", "prompts": "own"}
 PROFILES["uitars-1.5 1280x720"] = {"preset": "uitars-1.5", "prompts": "own", "screenshot_size": "1280x720"}
+PROFILES["qwen3-vl"] = {"preset": "qwen3-vl", "prompts": "own"}
+PROFILES["qwen3-vl 1280x720"] = {"preset": "qwen3-vl", "prompts": "own", "screenshot_size": "1280x720"}
+PROFILES["opencua-7b"] = {"preset": "opencua-7b", "prompts": "own"}
+if reference_site() is not None:
+    for preset in ("osworld", "uitars-1.5", "qwen3-vl", "opencua-7b"):
+        PROFILES[f"{preset} reference prompts"] = {"preset": preset}
 
 REPLY = {
     "pyautogui": "I click Save.\n```python\npyautogui.click(100, 40)\n```",
     "computer_13": '```json\n{"action_type": "CLICK", "x": 100, "y": 40}\n```',
     "uitars": "Thought: click Save.\nAction: click(start_box='(100,40)')",
+    "qwen3vl": 'Action: Click Save.\n<tool_call>\n{"name": "computer_use", "arguments": '
+    '{"action": "left_click", "coordinate": [52, 37]}}\n</tool_call>',
+    "opencua": "## Thought:\nSave it.\n\n## Action:\nClick Save.\n\n## Code:\n```python\n"
+    "pyautogui.click(x=100, y=40)\n```",
 }
 
 
@@ -83,13 +98,8 @@ def episode_ms(config: dict[str, Any], shot: bytes, xml: str) -> tuple[list[floa
     )
     profile = settings.resolve_profile("p")
     client = ModelClient(base_url=profile.base_url, model=profile.model, max_retries=0)
-    agent: OSWorldAgent | UITarsAgent
-    if profile.agent == "uitars":
-        agent = UITarsAgent(profile, client=client)
-        reply = REPLY["uitars"]
-    else:
-        agent = OSWorldAgent(profile, client=client)
-        reply = REPLY[agent.action_space]
+    agent: Any = agent_class(profile.agent)(profile, client=client)  # type: ignore[call-arg]
+    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else profile.agent]
     agent.reset()
     observation = Observation(screenshot=shot, width=1920, height=1080, accessibility_tree=xml)
     size = agent.image_size(observation.size)
@@ -103,7 +113,9 @@ def episode_ms(config: dict[str, Any], shot: bytes, xml: str) -> tuple[list[floa
         times.append((time.perf_counter() - start) * 1000)
         cpu.append((time.thread_time() - start_cpu) * 1000)
         click = [Click(x=100, y=40)]
-        agent.record(StepRecord(index=index, response=reply, proposed=click, executed=click))
+        agent.record(
+            StepRecord(index=index, response=reply, thought="Click Save.", proposed=click, executed=click)
+        )
     return times, cpu
 
 

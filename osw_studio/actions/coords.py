@@ -10,8 +10,14 @@ numbers were in, and converts both ways. The modes:
             ``image`` size (default: the screen) rounded to multiples of ``factor`` within
             ``min_pixels`` .. ``max_pixels``
 ``rel1000`` 0-1000 on both axes (UI-TARS 1.0, Qwen2-VL)
+``rel999``  0-999 on both axes (OSWorld's Qwen3-VL agent: the model is told 1000x1000, its numbers are
+            read as 999ths of the screen)
 ``norm``    0-1 on both axes
 ========== ===================================================================================
+
+``rounding`` is ``round`` (nearest pixel), or ``trunc`` as OSWorld's Qwen3-VL and OpenCUA agents compute
+it: ``int(x * (W / 999))`` for ``rel999`` and ``int(x / w * W)`` for ``smart`` (``w`` the model frame's
+width), so that the same reply lands on the same pixel.
 
 Examples:
     >>> space = CoordinateSpace(screen=(1920, 1080), mode="smart")
@@ -23,6 +29,8 @@ Examples:
     (966, 546)
     >>> CoordinateSpace(screen=(1920, 1080), mode="rel1000").to_screen(500, 500)
     (960, 540)
+    >>> CoordinateSpace(screen=(1920, 1080), mode="rel999", rounding="trunc").to_screen(500, 500)
+    (960, 540)
 """
 
 from __future__ import annotations
@@ -32,10 +40,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-CoordMode = Literal["abs", "resized", "smart", "rel1000", "norm"]
+CoordMode = Literal["abs", "resized", "smart", "rel1000", "rel999", "norm"]
 """Names of the coordinate modes."""
 
-COORD_MODES: tuple[str, ...] = ("abs", "resized", "smart", "rel1000", "norm")
+COORD_MODES: tuple[str, ...] = ("abs", "resized", "smart", "rel1000", "rel999", "norm")
+Rounding = Literal["round", "trunc"]
+"""How a model point becomes a pixel: nearest, or truncated as some reference agents do."""
 
 IMAGE_FACTOR = 28
 """Qwen2.5-VL's patch size (14) times its merge size (2)."""
@@ -103,6 +113,7 @@ class CoordinateSpace(BaseModel):
         factor: Smart-resize rounding factor.
         min_pixels: Smart-resize lower area bound.
         max_pixels: Smart-resize upper area bound.
+        rounding: ``round`` to the nearest pixel, or ``trunc`` (see the module docs).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -113,6 +124,7 @@ class CoordinateSpace(BaseModel):
     factor: int = Field(default=IMAGE_FACTOR, ge=1)
     min_pixels: int = Field(default=MIN_PIXELS, ge=1)
     max_pixels: int = Field(default=MAX_PIXELS, ge=1)
+    rounding: Rounding = "round"
 
     @model_validator(mode="after")
     def _check(self) -> CoordinateSpace:
@@ -141,6 +153,8 @@ class CoordinateSpace(BaseModel):
             return self.screen
         if self.mode == "rel1000":
             return (1000, 1000)
+        if self.mode == "rel999":
+            return (999, 999)
         if self.mode == "norm":
             return (1, 1)
         width, height = self.image or self.screen
@@ -173,12 +187,20 @@ class CoordinateSpace(BaseModel):
         if self.mode == "norm":
             return 0
         worst = max(self.scale)
-        return 0 if worst < 1 else math.floor(worst / 2 + 0.5)
+        nearest = 0 if worst < 1 else math.floor(worst / 2 + 0.5)
+        return nearest + (1 if self.rounding == "trunc" else 0)  # truncation loses up to a pixel more
 
     def to_screen(self, x: float, y: float) -> tuple[int, int]:
         """Turn a model point into screen pixels, clamped to the screen (models overshoot edges)."""
-        sx, sy = self.scale
         width, height = self.screen
+        if self.rounding == "trunc":
+            mw, mh = self.model_size
+            if self.mode == "rel999":  # the order of OSWorld's Qwen3-VL agent: x * (W / 999)
+                px, py = int(x * (width / mw)), int(y * (height / mh))
+            else:  # OpenCUA's: x / w * W
+                px, py = int(x / mw * width), int(y / mh * height)
+            return (_clamp(px, width - 1), _clamp(py, height - 1))
+        sx, sy = self.scale
         return (_clamp(round(x * sx), width - 1), _clamp(round(y * sy), height - 1))
 
     def delta_to_screen(self, dx: float, dy: float) -> tuple[int, int]:

@@ -58,10 +58,12 @@ def prepare_image(
     fmt: ImageFormat = "png",
     quality: int = 85,
     max_bytes: int | None = None,
+    resample: Literal["lanczos", "bicubic"] = "lanczos",
 ) -> PreparedImage:
     """Decode a screenshot, resize it to ``size`` (``(width, height)``; None keeps it) and encode it.
 
-    An image already at the size and in the format asked for is passed through untouched.
+    An image already at the size and in the format asked for is passed through untouched. ``resample``
+    is the resizing filter (``bicubic``: Pillow's default, which OSWorld's Qwen3-VL agent resizes with).
 
     Raises:
         ModelError: If the image cannot be decoded, or the encoded image is larger than ``max_bytes``.
@@ -77,7 +79,8 @@ def prepare_image(
                 return PreparedImage(image, f"image/{fmt}", *target, *source)
             picture = opened.convert("RGB") if fmt == "jpeg" or opened.mode not in ("RGB", "RGBA") else opened
             if target != source:
-                picture = picture.resize(target, Image.Resampling.LANCZOS)
+                method = Image.Resampling.BICUBIC if resample == "bicubic" else Image.Resampling.LANCZOS
+                picture = picture.resize(target, method)
             out = io.BytesIO()
             if fmt == "jpeg":
                 picture.save(out, "JPEG", quality=quality, optimize=True)

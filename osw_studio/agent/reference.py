@@ -278,3 +278,267 @@ def prompt_agent_texts() -> PromptAgentTexts | None:
         sha256=digest.hexdigest(),
         current=current,
     )
+
+
+# --- prompts built by code: a small evaluator of literal expressions ---------------------------------
+
+
+def _evaluate(node: ast.expr, env: dict[str, object]) -> object:
+    """Value of a prompt-building expression, or ValueError for anything else.
+
+    Read are literals, f-strings, ``+``, ``if``/``else`` on ``==``, ``"sep".join(x)``,
+    ``"...".strip()``, ``"...".format(name=...)``, ``json.dumps(x)``, and names and ``self.x`` from
+    ``env``: nothing of the package is ever executed.
+    """
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif (
+                isinstance(value, ast.FormattedValue) and value.conversion == -1 and value.format_spec is None
+            ):
+                parts.append(str(_evaluate(value.value, env)))
+            else:
+                raise ValueError("unsupported f-string part")
+        return "".join(parts)
+    if isinstance(node, ast.Name):
+        if node.id not in env:
+            raise ValueError(f"unknown name {node.id}")
+        return env[node.id]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        key = f"self.{node.attr}"
+        if key not in env:
+            raise ValueError(f"unknown attribute {key}")
+        return env[key]
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_evaluate(e, env) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("unsupported ** in a dict")
+        return {_evaluate(k, env): _evaluate(v, env) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+    if isinstance(node, ast.IfExp):
+        return _evaluate(node.body if _evaluate(node.test, env) else node.orelse, env)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        equal = _evaluate(node.left, env) == _evaluate(node.comparators[0], env)
+        return equal if isinstance(node.ops[0], ast.Eq) else not equal
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _evaluate(node.left, env), _evaluate(node.right, env)
+        if not (isinstance(left, str) and isinstance(right, str)):
+            raise ValueError("+ on other than text")
+        return left + right
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        func = node.func
+        if isinstance(func.value, ast.Name) and func.value.id == "json" and func.attr == "dumps":
+            if len(node.args) != 1 or node.keywords:
+                raise ValueError("json.dumps with options")
+            import json
+
+            return json.dumps(_evaluate(node.args[0], env))
+        target = _evaluate(func.value, env)
+        if isinstance(target, str) and func.attr == "strip" and not node.args and not node.keywords:
+            return target.strip()
+        if isinstance(target, str) and func.attr == "join" and len(node.args) == 1 and not node.keywords:
+            items = _evaluate(node.args[0], env)
+            if not (isinstance(items, list) and all(isinstance(i, str) for i in items)):
+                raise ValueError("join of other than text")
+            return target.join(items)
+        if isinstance(target, str) and func.attr == "format" and not node.args:
+            values = {kw.arg: _evaluate(kw.value, env) for kw in node.keywords if kw.arg is not None}
+            return target.format(**values)
+    raise ValueError(f"unsupported expression {type(node).__name__}")
+
+
+def _target(node: ast.AST) -> str | None:
+    """The name a single-name assignment assigns to."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
+
+
+def _method(path: Path, class_name: str, method: str) -> ast.FunctionDef:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == method:
+                    return item
+    raise ValueError(f"no {class_name}.{method}")
+
+
+def _assignments(body: ast.AST, names: set[str]) -> dict[str, ast.expr]:
+    """The expression last assigned to each of ``names`` anywhere in ``body``."""
+    found: dict[str, ast.expr] = {}
+    for node in ast.walk(body):
+        name = _target(node)
+        if name in names:
+            found[name] = node.value  # type: ignore[attr-defined]
+    return found
+
+
+@dataclass(frozen=True)
+class CodePrompt:
+    """A prompt OSWorld builds in code: the expressions, evaluated per step from given values.
+
+    Attributes:
+        expressions: Name to expression, in the order they are evaluated (later ones see earlier ones).
+        source: Where they were read from.
+        sha256: A SHA-256 over the expressions' source text.
+    """
+
+    expressions: tuple[tuple[str, ast.expr], ...]
+    source: str
+    sha256: str
+
+    def evaluate(self, **values: object) -> dict[str, object]:
+        """Every expression's value, given the names they read (``self_x`` stands for ``self.x``)."""
+        env: dict[str, object] = {k.replace("self_", "self.", 1): v for k, v in values.items()}
+        for name, expr in self.expressions:
+            env[name] = _evaluate(expr, env)
+        return env
+
+
+def _code_prompt(module: str, where: str, expressions: dict[str, ast.expr], order: list[str]) -> CodePrompt:
+    missing = [n for n in order if n not in expressions]
+    if missing:
+        raise ValueError(f"{', '.join(missing)} not found")
+    ordered = tuple((n, expressions[n]) for n in order)
+    digest = hashlib.sha256("\0".join(ast.unparse(e) for _, e in ordered).encode("utf-8")).hexdigest()
+    return CodePrompt(expressions=ordered, source=where, sha256=digest)
+
+
+_QWEN3VL_NAMES = [
+    "description_prompt_lines",
+    "description_prompt",
+    "action_description_prompt",
+    "tools_def",
+    "system_prompt",
+    "instruction_prompt",
+]
+
+
+def qwen3vl_prompt() -> CodePrompt | None:
+    """The system and instruction prompts of OSWorld's ``Qwen3VLAgent.predict``; None when not installed.
+
+    Evaluate with ``self_coordinate_type``, ``processed_width``, ``processed_height``, ``instruction`` and
+    ``previous_actions_str``; ``system_prompt`` and ``instruction_prompt`` are the texts sent.
+
+    Raises:
+        SettingsError: If the installed version's code has another shape.
+    """
+    found = reference_site()
+    if found is None:
+        return None
+    site, version = found
+    module = "mm_agents/qwen3vl_agent.py"
+    path = site / module
+    try:
+        predict = _method(path, "Qwen3VLAgent", "predict")
+        prompt = _code_prompt(
+            module,
+            f"{DISTRIBUTION} {version} {module}:Qwen3VLAgent.predict",
+            _assignments(predict, set(_QWEN3VL_NAMES)),
+            _QWEN3VL_NAMES,
+        )
+        prompt.evaluate(  # refuse a shape the evaluator cannot read now, not at the first step
+            self_coordinate_type="relative", processed_width=1, processed_height=1, instruction="",
+            previous_actions_str="",
+        )  # fmt: skip
+    except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
+        raise SettingsError(
+            f"OSWorld's Qwen3-VL prompt cannot be read: {exc}",
+            where=str(path),
+            hint="install desktop-env 1.0.2, or set the profile's prompts to own",
+        ) from None
+    return prompt
+
+
+_OPENCUA_LEVELS = {
+    "l1": ("SYSTEM_PROMPT_V2_L1", "l1_format_instruction"),
+    "l2": ("SYSTEM_PROMPT_V2_L2", "l2_format_instruction"),
+    "l3": ("SYSTEM_PROMPT_V2_L3", "l3_format_instruction"),
+}
+_OPENCUA_TEMPLATES = [
+    "STEP_TEMPLATE",
+    "INSTRUTION_TEMPLATE",
+    "ACTION_HISTORY_TEMPLATE",
+    "THOUGHT_HISTORY_TEMPLATE",
+    "OBSERVATION_HISTORY_TEMPLATE",
+]
+
+
+@dataclass(frozen=True)
+class OpenCUAPrompts:
+    """OpenCUA's system prompt (as ``build_sys_prompt(level, password)`` makes it) and its templates.
+
+    Attributes:
+        system: The system prompt.
+        templates: ``STEP_TEMPLATE``, ``INSTRUTION_TEMPLATE`` and the three history templates, by name.
+        source: Where they were read from.
+        sha256: A SHA-256 over all of them.
+    """
+
+    system: str
+    templates: dict[str, str]
+    source: str
+    sha256: str
+
+
+def opencua_prompts(level: str = "l2", password: str = "osworld-public-evaluation") -> OpenCUAPrompts | None:
+    """OpenCUA's prompts from ``mm_agents/opencua/prompts.py``; None when not installed.
+
+    The system prompt is composed as ``build_sys_prompt(level, password, use_random=False)`` does, from
+    the first of each list of variants.
+
+    Raises:
+        SettingsError: If the installed version has other names or shapes.
+    """
+    found = reference_site()
+    if found is None:
+        return None
+    site, version = found
+    module = "mm_agents/opencua/prompts.py"
+    path = site / module
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        values: dict[str, object] = {}
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                try:
+                    values[node.targets[0].id] = _evaluate(node.value, {})
+                except ValueError:
+                    continue
+        template, fmt = _OPENCUA_LEVELS[level]
+        first = {
+            name: values[f"{name}s"][0]  # type: ignore[index]
+            for name in ("general_computer_instruction", "observation_instruction", "thought_instruction",
+                         "action_instruction")
+        }  # fmt: skip
+        system = str(values[template]).format(
+            general_computer_instruction=str(first["general_computer_instruction"]).format(password=password),
+            format_instruction=values[fmt],
+            observation_instruction=first["observation_instruction"],
+            thought_instruction=first["thought_instruction"],
+            action_instruction=first["action_instruction"],
+            code_instruction=values["code_instrucion"],
+        )
+        templates = {name: str(values[name]) for name in _OPENCUA_TEMPLATES}
+    except (OSError, SyntaxError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise SettingsError(
+            f"OpenCUA's prompts cannot be read: {exc}",
+            where=str(path),
+            hint="install desktop-env 1.0.2, or set the profile's prompts to own",
+        ) from None
+    digest = hashlib.sha256("\0".join([system, *templates.values()]).encode("utf-8")).hexdigest()
+    return OpenCUAPrompts(
+        system=system,
+        templates=templates,
+        source=f"{DISTRIBUTION} {version} {module}:build_sys_prompt({level})",
+        sha256=digest,
+    )

@@ -5,7 +5,7 @@ keyring or the environment (:func:`osw_studio.settings.secrets.find_api_key`).
 
 Examples:
     >>> sorted(AGENTS)
-    ['human', 'osworld', 'replay', 'uitars']
+    ['human', 'opencua', 'osworld', 'qwen3vl', 'replay', 'uitars']
     >>> agent_class("replay").__name__
     'ReplayAgent'
 """
@@ -24,6 +24,8 @@ from osw_studio.settings.model import ResolvedProfile
 AGENTS: dict[str, str] = {
     "osworld": "osw_studio.agent.osworld:OSWorldAgent",
     "uitars": "osw_studio.agent.uitars:UITarsAgent",
+    "qwen3vl": "osw_studio.agent.qwen3vl:Qwen3VLAgent",
+    "opencua": "osw_studio.agent.opencua:OpenCUAAgent",
     "replay": "osw_studio.agent.replay:ReplayAgent",
     "human": "osw_studio.agent.human:HumanAgent",
 }

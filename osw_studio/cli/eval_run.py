@@ -28,7 +28,13 @@ EVALUATOR_HELP = (
     "functions in the side environment, .venv-ref unless settings or OSW_REFERENCE_PYTHON say otherwise, "
     "over the files our getters fetched); default: the evaluation.evaluator setting"
 )
-AGENTS = ("replay", "osworld", "uitars")  # as runner.suite.AGENTS, which --help need not import
+AGENTS = (
+    "replay",
+    "osworld",
+    "uitars",
+    "qwen3vl",
+    "opencua",
+)  # as runner.suite.AGENTS, which --help need not import
 
 
 def register_run(sub: Any) -> None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from osw_studio.core.step import EpisodeResult, StepRecord
     from osw_studio.runner.episode import Episode, Proposal
 
-AGENTS = ("osworld", "uitars", "replay", "human")
+AGENTS = ("osworld", "uitars", "qwen3vl", "opencua", "replay", "human")
 TIMINGS_SHOWN = ("observe", "predict", "gate", "execute", "settle")
 """The phases whose time each step line shows."""
 
@@ -46,8 +46,9 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--agent",
         choices=AGENTS,
-        help="who acts: a model through a prompt agent (osworld, uitars), the task's reference "
-        "solution (replay; needs no key), or you on this terminal (human). Default: the profile's agent",
+        help="who acts: a model through a prompt agent (osworld, uitars, qwen3vl, opencua), the task's "
+        "reference solution (replay; needs no key), or you on this terminal (human). Default: the profile's "
+        "agent",
     )
     run.add_argument(
         "--provider",

@@ -56,7 +56,7 @@ ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree", "so
 EvaluatorKind = Literal["osw-studio", "osworld"]
 """Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
-AgentKind = Literal["osworld", "uitars", "replay", "human"]
+AgentKind = Literal["osworld", "uitars", "qwen3vl", "opencua", "replay", "human"]
 PromptSource = Literal["own", "reference"]
 ParseExhausted = Literal["error", "done", "fail"]
 """What a step does when no reply of it could be parsed: a step ``error``, or end as ``done`` / ``fail``."""
@@ -70,7 +70,8 @@ DesktopName = Literal["studio", "osworld"]
 CoordinateMode = CoordMode
 """How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
 pixels of the resized screenshot, ``smart`` pixels of the Qwen smart-resized image (UI-TARS 1.5,
-DART-GUI), ``rel1000`` 0-1000 (UI-TARS 1.0), ``norm`` 0-1."""
+DART-GUI, OpenCUA-7B/32B), ``rel1000`` 0-1000 (UI-TARS 1.0), ``rel999`` 0-999 (OSWorld's Qwen3-VL agent),
+``norm`` 0-1."""
 
 _MODE_ALIASES = {
     "absolute": "abs",
@@ -261,7 +262,8 @@ class Profile(_Section):
     Attributes:
         base_url: The endpoint (default: ``model_provider.base_url``).
         model: The model id at that endpoint.
-        agent: Which agent drives it: ``osworld``, ``uitars``, ``replay`` or ``human``.
+        agent: Which agent drives it: ``osworld``, ``uitars``, ``qwen3vl``, ``opencua``, ``replay`` or
+            ``human``.
         coordinate_mode: How the model writes coordinates (UI-TARS and DART-GUI differ).
         api_key_env: The name of an environment variable holding this profile's key.
         api_key: A key written in the file (read, never written back; move it with ``keys import``).
@@ -395,6 +397,20 @@ PRESETS: dict[str, Profile] = {
         max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
         **_UITARS_REASK,
     ),
+    # Qwen3-VL through OSWorld's mm_agents/qwen3vl_agent.py with its class defaults (coordinate_type
+    # relative: the model is told 1000x1000, its numbers are read as 999ths; four past replies with
+    # their screenshots; max_tokens 32768; temperature and top_p are left to the server).
+    "qwen3-vl": Profile(
+        agent="qwen3vl", coordinate_mode="rel999", action_space="pyautogui", history_window=4,
+        max_tokens=32768, prompts="reference",
+    ),
+    # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua as OpenCUA's README runs them
+    # (--coordinate_type qwen25: pixels of the Qwen2.5-VL smart-resized screenshot), with the agent's
+    # defaults: cot_level l2, action history, three screenshots, temperature 0, top_p 0.9, 1500 tokens.
+    "opencua-7b": Profile(
+        agent="opencua", coordinate_mode="smart", action_space="pyautogui", history_window=3,
+        temperature=0.0, top_p=0.9, max_tokens=1500, prompts="reference",
+    ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
 
@@ -489,10 +505,17 @@ class Settings(BaseModel):
             profile = base.model_copy(update=own)
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
-        default_mode: CoordinateMode = "smart" if agent == "uitars" else "abs"
+        modes: dict[str, CoordinateMode] = {"uitars": "smart", "opencua": "smart", "qwen3vl": "rel999"}
+        default_mode: CoordinateMode = modes.get(agent, "abs")
         # UI-TARS and DART-GUI were trained with five screenshots of history.
         default_window = 5 if agent == "uitars" else ag.history_window
-        default_space: ActionSpace = "uitars" if agent == "uitars" else self.evaluation.action_space
+        default_space: ActionSpace = (
+            "uitars"
+            if agent == "uitars"
+            else "pyautogui"
+            if agent in ("qwen3vl", "opencua")
+            else self.evaluation.action_space
+        )
         return ResolvedProfile(
             name=name,
             base_url=profile.base_url or mp.base_url,

@@ -2,7 +2,9 @@
 
 A local sandbox shows a magenta window at a known place. For each profile, the agent first asks the
 model once (to see the image it sends), the test finds the target in that image and writes the reply a
-model would write in the profile's frame (pixels of the image, of its Qwen smart-resize, 0-1000 or 0-1);
+model would write in the profile's frame (pixels of the image, of its Qwen smart-resize, 0-1000, 0-999 or
+0-1), in the reply format of the profile's agent (pyautogui, computer_13, UI-TARS, Qwen3-VL tool calls,
+OpenCUA code);
 then the agent predicts from that reply, the guest runs the actions, and the pointer must be on the
 target.
 """
@@ -86,11 +88,32 @@ def model_point(mode: str, centre: tuple[float, float], image: tuple[int, int]) 
         return str(round(x * w_bar / width)), str(round(y * h_bar / height))
     if mode == "rel1000":
         return str(round(x * 1000 / width)), str(round(y * 1000 / height))
+    if mode == "rel999":
+        return str(round(x * 999 / width)), str(round(y * 999 / height))
     return f"{x / width:.4f}", f"{y / height:.4f}"  # norm
+
+
+def waiting(agent: str) -> str:
+    """A reply that only waits, in the agent's format."""
+    return {
+        "osworld": "```WAIT```",
+        "uitars": "Action: wait()",
+        "qwen3vl": 'Action: Wait.\n<tool_call>\n{"name": "computer_use", "arguments": {"action": "wait"}}\n'
+        "</tool_call>",
+        "opencua": "## Action:\nWait.\n\n## Code:\n```code\ncomputer.wait()\n```",
+    }[agent]
 
 
 def reply(agent: str, space: str, point: tuple[str, str]) -> str:
     x, y = point
+    if agent == "qwen3vl":
+        call = (
+            f'{{"name": "computer_use", "arguments": {{"action": "left_click", "coordinate": [{x}, {y}]}}}}'
+        )
+        return f"Action: Click the magenta window.\n<tool_call>\n{call}\n</tool_call>"
+    if agent == "opencua":
+        code = f"pyautogui.click(x={x}, y={y})"
+        return f"## Action:\nClick the magenta window.\n\n## Code:\n```python\n{code}\n```"
     if agent == "uitars":
         return f"Thought: the magenta window.\nAction: click(start_box='({x},{y})')"
     if space == "computer_13":
@@ -107,6 +130,15 @@ CASES = [
     ("uitars", "uitars", "smart", "1280x720"),
     ("uitars", "uitars", "rel1000", None),
     ("uitars", "uitars", "rel1000", "1280x720"),
+    # OSWorld's Qwen3-VL agent: 999ths of the screen, or pixels of the smart-resized image it was sent
+    ("qwen3vl", "pyautogui", "rel999", None),
+    ("qwen3vl", "pyautogui", "rel999", "1280x720"),
+    ("qwen3vl", "pyautogui", "abs", None),
+    ("qwen3vl", "pyautogui", "abs", "1280x720"),
+    # OpenCUA-7B/32B (qwen25: smart-resized pixels) and its relative (0-1) convention
+    ("opencua", "pyautogui", "smart", None),
+    ("opencua", "pyautogui", "smart", "1280x720"),
+    ("opencua", "pyautogui", "norm", "1280x720"),
 ]
 
 
@@ -129,7 +161,7 @@ async def test_a_click_lands_on_its_target(
         )  # fmt: skip
         agent = make_agent(settings.resolve_profile("p"), api_key="k")
         try:
-            server.queue("```WAIT```" if agent_kind == "osworld" else "Action: wait()")
+            server.queue(waiting(agent_kind))
             await agent.predict(TARGET.instruction, observation)  # to see the image the model is sent
             image = sent_image(server.chat_requests[0].json)
             with Image.open(io.BytesIO(image)) as shown:
@@ -142,7 +174,9 @@ async def test_a_click_lands_on_its_target(
         finally:
             await agent.aclose()
     assert prediction.error is None, prediction.error
-    assert prediction.coordinate_mode == (mode if not (mode == "abs" and size) else "resized")
+    # pixels of an image that is not the screen are "resized" (Qwen3-VL's image is always smart-resized)
+    resized = mode == "abs" and (size is not None or agent_kind == "qwen3vl")
+    assert prediction.coordinate_mode == ("resized" if resized else mode)
     await env.execute(prediction.actions)
     x, y = await env.guest.cursor_position()
     assert left <= x < right and top <= y < bottom, (

@@ -9,6 +9,7 @@ number and order, with the same size, format, pixels and ``detail``.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 from pathlib import Path
@@ -114,6 +115,13 @@ def site_packages(reference: Reference) -> Path:
     return Path(path).parent.parent
 
 
+@functools.lru_cache(maxsize=256)
+def _picture(data: str) -> tuple[str | None, tuple[int, int], str]:
+    """Format, size and a pixel hash of a base64 image (the same image recurs in every later request)."""
+    with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+        return image.format, image.size, hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()[:16]
+
+
 def normalise(messages: list[dict[str, Any]]) -> list[tuple[str, list[tuple[Any, ...]]]]:
     """Messages as (role, parts): text with whitespace collapsed; images as format, size, pixels, detail."""
     out = []
@@ -128,11 +136,7 @@ def normalise(messages: list[dict[str, Any]]) -> list[tuple[str, list[tuple[Any,
                 continue
             url = part["image_url"]["url"]
             head, data = url.split(",", 1)
-            with Image.open(io.BytesIO(base64.b64decode(data))) as image:
-                pixels = hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()[:16]
-                parts.append(
-                    ("image", head, image.format, image.size, pixels, part["image_url"].get("detail"))
-                )
+            parts.append(("image", head, *_picture(data), part["image_url"].get("detail")))
         out.append((message["role"], parts))
     return out
 

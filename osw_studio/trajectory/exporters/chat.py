@@ -158,7 +158,7 @@ def _model_decided(step: StepRecord, run: ExportRun | None) -> bool:
     """Whether a model wrote the step's reply (so its thought is a model's thought)."""
     if step.request is not None:
         return True
-    return run is not None and run.meta.agent in ("osworld", "uitars")
+    return run is not None and run.meta.agent in ("osworld", "uitars", "qwen3vl", "opencua")
 
 
 def to_compact(turns: list[Turn]) -> list[dict[str, Any]]:

@@ -46,7 +46,7 @@ class Rescaler:
 
     def space(self, space: CoordinateSpace) -> CoordinateSpace:
         """The frame of the training image (relative conventions stay as they are)."""
-        if space.mode in ("rel1000", "norm"):
+        if space.mode in ("rel1000", "rel999", "norm"):
             return space
         return CoordinateSpace(screen=space.screen, mode="resized", image=self.size)
 

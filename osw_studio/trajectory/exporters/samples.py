@@ -33,7 +33,7 @@ PromptOrigin = Literal["recorded", "derived", "reprompt"]
 SampleSource = Literal["agent", "approved", "edited", "human"]
 SAMPLE_SOURCES: tuple[SampleSource, ...] = ("agent", "approved", "edited", "human")
 
-MODEL_AGENTS = frozenset({"osworld", "uitars"})
+MODEL_AGENTS = frozenset({"osworld", "uitars", "qwen3vl", "opencua"})
 """Agents whose replies come from a model (the others replay a solution or relay a person)."""
 
 
