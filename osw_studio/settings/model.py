@@ -410,6 +410,9 @@ PRESETS: dict[str, Profile] = {
     "opencua-7b": Profile(
         agent="opencua", coordinate_mode="smart", action_space="pyautogui", history_window=3,
         temperature=0.0, top_p=0.9, max_tokens=1500, prompts="reference",
+        # It asks up to five times while a reply cannot be parsed, the later calls at temperature
+        # max(0.2, temperature) (0.2 at the preset's 0), then fails the task.
+        parse_tries=5, reask_temperature=0.2, parse_exhausted="fail",
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
