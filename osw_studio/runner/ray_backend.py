@@ -20,6 +20,8 @@ import asyncio
 import contextlib
 import importlib
 import io
+import logging
+import os
 import shutil
 import tarfile
 import tempfile
@@ -33,6 +35,8 @@ from osw_studio.core.errors import OswError
 from osw_studio.runner.slot import STOP_GRACE, AgentFactory, EnvFactory, EnvSlot, SlotConfig
 from osw_studio.runner.summary import TaskOutcome
 from osw_studio.tasks.load import TaskEntry
+
+log = logging.getLogger(__name__)
 
 ANSWER_MARGIN = 120.0
 """Seconds past a task's own timeout after which an actor that has not answered is given up on."""
@@ -65,12 +69,24 @@ def connect(address: str | None = None) -> None:
     ray = require_ray()
     if ray.is_initialized():
         return
+    local: dict[str, Any] = {}
+    if address is None or address == "local":
+        address = "local"  # a new instance here, not whatever cluster RAY_ADDRESS or `ray start` left
+        # A Ray instance of our own: its workers talk over loopback and it sends no usage statistics.
+        # Ray's own gRPC servers (GCS, raylet) still listen on every interface whatever the node
+        # address (a Ray limitation); say so, so that people on shared networks use a firewall.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        local["_node_ip_address"] = "127.0.0.1"
+        log.warning(
+            "starting a local Ray instance: Ray's servers listen on every network interface of this "
+            "machine, not only loopback; on a shared network, firewall them or use --backend local"
+        )
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, **local)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise OswError(
             f"cannot join the Ray cluster: {exc}",
-            where=address or "a local Ray instance",
+            where="a local Ray instance" if address == "local" else address,
             hint="check --address (e.g. ray://HEAD:10001 or HEAD:6379) and that `ray status` works there",
         ) from exc
 
