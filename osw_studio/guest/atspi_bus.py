@@ -61,6 +61,7 @@ class Bus:
 
     def __init__(self) -> None:
         import dbus
+        import dbus.lowlevel
         import gi
         from dbus.mainloop.glib import DBusGMainLoop
 
@@ -101,29 +102,23 @@ class Bus:
     ) -> None:
         """Send one call; ``done`` gets its reply (one value, or a tuple) or error in :meth:`wait`."""
         bus_name, path = target
-        signature, values = args if args is not None else ("", ())
+        lowlevel = self._dbus.lowlevel
+        interface_name = interface if "." in interface else _IFACE + interface
+        # Messages built by hand: dbus-python's call_async adds a layer of Python per call.
+        message = lowlevel.MethodCallMessage(bus_name, path, interface_name, method)
+        if args is not None:
+            message.append(*args[1], signature=args[0].strip("()"))
 
-        def reply(*out: Any) -> None:
+        def reply(answer: Any) -> None:
             self.pending -= 1
-            done(out[0] if len(out) == 1 else out)
-
-        def error(exc: Exception) -> None:  # no such object, interface or method; a timeout
-            self.pending -= 1
-            done(exc)
+            if isinstance(answer, lowlevel.ErrorMessage):  # no such object, interface or method; timeout
+                done(RuntimeError(answer.get_error_name()))
+                return
+            out = answer.get_args_list()
+            done(out[0] if len(out) == 1 else tuple(out))
 
         self.pending += 1
-        interface_name = interface if "." in interface else _IFACE + interface
-        self.connection.call_async(
-            bus_name,
-            path,
-            interface_name,
-            method,
-            signature.strip("()"),
-            values,
-            reply,
-            error,
-            timeout=_TIMEOUT_MS / 1000,
-        )
+        self.connection.send_message_with_reply(message, reply, _TIMEOUT_MS / 1000, require_main_loop=True)
 
     def wait(self) -> None:
         """Dispatch answers until every call sent has one."""
