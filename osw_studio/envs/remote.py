@@ -25,8 +25,50 @@ from osw_studio.tasks.assets import AssetStore
 PYAUTOGUI_PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False; "
 """What OSWorld's ``PythonController`` puts before every command it sends to ``/execute``."""
 
+QUIET_CLIPBOARD = (
+    "import os as _os, sys as _sys, pyperclip as _pyperclip\n"
+    "def _quietly(copy):\n"
+    "    def quiet_copy(text):\n"
+    "        _sys.stdout.flush(); _sys.stderr.flush()\n"
+    "        saved, null = (_os.dup(1), _os.dup(2)), _os.open(_os.devnull, _os.O_WRONLY)\n"
+    "        _os.dup2(null, 1); _os.dup2(null, 2)\n"
+    "        try:\n"
+    "            copy(text)\n"
+    "        finally:\n"
+    "            _os.dup2(saved[0], 1); _os.dup2(saved[1], 2)\n"
+    "            for fd in (*saved, null): _os.close(fd)\n"
+    "    return quiet_copy\n"
+    "_pyperclip.copy = _quietly(_pyperclip.determine_clipboard()[0])\n"
+)
+"""Put before generated code that pastes through ``pyperclip``: its clipboard program (``xclip``,
+``xsel``) stays in the background to hold the selection, and with the command's stdout and stderr it
+kept OSWorld's ``/execute`` (which reads both to their end) waiting for its 120 s timeout. Here the
+program gets ``/dev/null`` for both; the clipboard mechanism is still pyperclip's own choice."""
+
 NO_OP_KINDS = frozenset({"done", "fail", "wait", "call_user"})
 """Actions that end or pause an episode; the runner handles them, the guest never sees them."""
+
+
+def pyautogui_command(actions: Sequence[Action]) -> list[str] | None:
+    """The ``/execute`` command that performs ``actions`` on an OSWorld guest (None: nothing to do).
+
+    ``python -c`` with OSWorld's pyautogui prefix, as its ``PythonController`` sends, and
+    :data:`QUIET_CLIPBOARD` when the code pastes text pyautogui cannot type (non-ASCII).
+
+    Examples:
+        >>> from osw_studio.core.actions import Click, Typing
+        >>> pyautogui_command([Click(x=1, y=2)])[2]
+        'import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click(1, 2)'
+        >>> "determine_clipboard" in pyautogui_command([Typing(text="é")])[2]
+        True
+    """
+    from osw_studio.actions.pyautogui import render_pyautogui
+
+    code = render_pyautogui([a for a in actions if a.kind not in NO_OP_KINDS])
+    if not code.strip():
+        return None
+    quiet = QUIET_CLIPBOARD if "pyperclip." in code else ""
+    return ["python", "-c", PYAUTOGUI_PREFIX + quiet + code]
 
 
 class RemoteEnv(Env):
@@ -158,12 +200,10 @@ class RemoteEnv(Env):
         if self._capabilities is not None and self._capabilities.input:
             await self._guest.input(todo)
             return
-        from osw_studio.actions.pyautogui import render_pyautogui
-
-        code = render_pyautogui(todo)
-        if not code.strip():
+        command = pyautogui_command(todo)
+        if command is None:
             return
-        result = await self._guest.execute(["python", "-c", PYAUTOGUI_PREFIX + code], shell=False)
+        result = await self._guest.execute(command, shell=False)
         if not result.ok:
             raise GuestError(
                 f"the guest's pyautogui failed (exit {result.returncode}): {result.error.strip()[-300:]}",

@@ -8,18 +8,24 @@ pointer position instead, so a screenshot always shows where the pointer is. mss
 from __future__ import annotations
 
 import io
+import struct
 import threading
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import mss
+import numpy as np
 from PIL import Image, ImageDraw
 
 ImageFormat = Literal["png", "jpeg"]
 
-# zlib level 1: a 1920x1080 desktop encodes in ~10 ms instead of ~40 ms at the default, a little larger.
+# zlib level 1 after PNG's "sub" filter: a 1920x1080 photo-like desktop deflates in a third of the time
+# Pillow's PNG encoder takes at its fastest level (which filters each row adaptively), within 10% of its
+# size; flat window areas filter to zeros, which level 1 deflates fastest.
 _PNG_LEVEL = 1
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _ARROW = [(0, 0), (0, 17), (4, 13), (7, 20), (10, 19), (7, 12), (12, 12)]
 
 
@@ -54,8 +60,12 @@ def encode(
         # BOX averages the source area of each pixel: sharp text, ~35% faster than BILINEAR here.
         raw = Image.frombuffer("RGBX", (frame.width, frame.height), frame.bgra, "raw", "RGBX", 0, 1)
         blue, green, red, _ = raw.resize((max_width, height), Image.Resampling.BOX).split()
-        image = Image.merge("RGB", (red, green, blue))
+        image: Image.Image | None = Image.merge("RGB", (red, green, blue))
     else:
+        image = None
+    if fmt == "png" and image is None:
+        return encode_png(frame)
+    if image is None:
         image = frame.image()
     out = io.BytesIO()
     if fmt == "png":
@@ -63,6 +73,32 @@ def encode(
     else:
         image.save(out, "JPEG", quality=quality)
     return out.getvalue()
+
+
+def encode_png(frame: Frame) -> bytes:
+    r"""The frame as an 8-bit RGB PNG, lossless: every row "sub"-filtered, deflated at zlib level 1.
+
+    Pillow swaps BGRA to RGB (its fastest path); one numpy subtraction over whole rows filters them.
+
+    Examples:
+        >>> png = encode_png(Frame(2, 1, bytes([0, 0, 255, 0, 0, 255, 0, 0])))  # red, green (BGRA)
+        >>> image = Image.open(io.BytesIO(png))
+        >>> png[:8], image.getpixel((0, 0)), image.getpixel((1, 0))
+        (b'\x89PNG\r\n\x1a\n', (255, 0, 0), (0, 255, 0))
+    """
+    width, height = frame.width, frame.height
+    rgb = np.frombuffer(frame.image().tobytes(), np.uint8).reshape(height, 3 * width)
+    rows = np.empty((height, 1 + 3 * width), np.uint8)
+    rows[:, 0] = 1  # filter type 1, "sub": each byte minus the same byte of the pixel to its left
+    rows[:, 1:4] = rgb[:, :3]
+    np.subtract(rgb[:, 3:], rgb[:, :-3], out=rows[:, 4:])
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB, deflate, no interlace
+    data = zlib.compress(rows.data, _PNG_LEVEL)
+    return b"".join((_SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", data), _chunk(b"IEND", b"")))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
 
 
 class Screen:

@@ -167,3 +167,32 @@ def test_stream_yields_jpeg_parts_on_change(desktop: Desktop) -> None:
         image = Image.open(io.BytesIO(part))
         assert image.format == "JPEG"
         assert image.size == (640, 360)
+
+
+def test_a_click_waits_for_a_running_batch_and_the_server_stays_responsive(desktop: Desktop) -> None:
+    """Clicks run on the server's event loop only when no batch holds the input: never blocking it."""
+    import threading
+    import time
+
+    import httpx
+
+    slow: dict[str, object] = {}
+    started = time.monotonic()
+
+    def hold() -> None:
+        with httpx.Client(base_url=str(desktop.client.base_url), headers=desktop.client.headers) as c:
+            response = c.post("/input", json={"actions": [{"kind": "wait", "seconds": 1.5}]}, timeout=30)
+            slow["result"] = response.json()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    time.sleep(0.3)  # the wait batch holds the input now
+    assert desktop.client.get("/platform").text == "Linux"
+    assert time.monotonic() - started < 1.5  # answered while the wait still runs
+    click = send(desktop, [{"kind": "move_to", "x": 7, "y": 9}, {"kind": "click", "x": 8, "y": 9}])
+    clicked_at = time.monotonic()
+    thread.join()
+    assert click == {"status": "success", "executed": 2}
+    assert slow["result"] == {"status": "success", "executed": 1}
+    assert clicked_at - started >= 1.5  # the click waited for the wait to end
+    assert desktop.client.get("/cursor_position").json() == [8, 9]

@@ -369,3 +369,69 @@ def test_setup_steps_work_against_ours_as_against_osworlds(
         assert (home / f"dl-{tag}.txt").read_text() == "downloaded asset\n"
     ours, _ = controllers.run(sides["ours"], "c.get_vm_wallpaper()")
     assert ours is not None and ours["all"] == wallpaper.read_bytes().hex()
+
+
+# --- Our client's actions on both guests ------------------------------------------------------------
+
+TYPED = "naïve café – 日本語 ✓ Ωmega\nzweite Zeile ß"
+"""Text pyautogui cannot type: our client pastes it through pyperclip on an OSWorld guest."""
+
+
+@needs_reference
+@pytest.mark.parametrize("name", ["ours", "osworld"])
+def test_non_ascii_text_typed_by_our_client_arrives_on_both_guests(scene: Any, name: str) -> None:
+    """The pyautogui code our client sends OSWorld guests (a clipboard paste for non-ASCII text)
+    types the text exactly into an editor, and /execute answers at once: the clipboard program
+    holding the selection in the background no longer keeps OSWorld's captured output open."""
+    import asyncio
+    import time
+
+    from osw_studio.core.actions import Hotkey, Typing
+    from osw_studio.envs.guest_client import GuestClient
+    from osw_studio.envs.remote import RemoteEnv, pyautogui_command
+
+    _, sides, home = scene
+    side = sides[name]
+    ours_url = f"http://127.0.0.1:{sides['ours'].port}"
+    target = home / f"typed-{name}-{secrets.token_hex(3)}.txt"
+    target.write_text("")
+    with httpx.Client(base_url=ours_url, timeout=30) as control:
+        control.post("/setup/launch", json={"command": ["mousepad", "--disable-server", str(target)]})
+
+        def activated() -> bool:
+            response = control.post("/setup/activate_window", json={"window_name": target.name})
+            return response.headers.get("x-osw-window") == "found"
+
+        deadline = time.monotonic() + 30
+        while not activated() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert activated(), "the editor window did not appear"
+        time.sleep(1)  # the text view takes the focus
+        actions = [Typing(text=TYPED), Hotkey(keys=["ctrl", "s"])]
+
+        async def type_it() -> tuple[bool, float]:
+            url = f"http://127.0.0.1:{side.port}"
+            if name == "osworld":  # the whole client: it finds no /capabilities, so it sends pyautogui
+                env = await RemoteEnv.open(url)
+                started = time.monotonic()
+                try:
+                    assert env.capabilities is None
+                    await env.execute(actions)
+                finally:
+                    await env.close()
+                return True, time.monotonic() - started
+            async with GuestClient(url, timeout=150) as client:  # ours: that same command via /execute
+                command = pyautogui_command(actions)
+                assert command is not None and "pyperclip" in command[2]
+                started = time.monotonic()
+                result = await client.execute(command)
+                return result.ok, time.monotonic() - started
+
+        ok, seconds = asyncio.run(type_it())
+        assert ok
+        assert seconds < 30, f"/execute took {seconds:.0f} s"
+        deadline = time.monotonic() + 15
+        while target.read_text(encoding="utf-8") != TYPED and time.monotonic() < deadline:
+            time.sleep(0.3)
+        control.post("/setup/close_window", json={"window_name": target.name})
+    assert target.read_text(encoding="utf-8") == TYPED

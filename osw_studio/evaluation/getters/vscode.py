@@ -24,10 +24,11 @@ async def perform(ctx: GetterContext, actions: list[Action]) -> None:
     if capabilities is not None and capabilities.input:
         await ctx.guest.input(actions)
         return
-    from osw_studio.actions.pyautogui import render_pyautogui
-    from osw_studio.envs.remote import PYAUTOGUI_PREFIX
+    from osw_studio.envs.remote import pyautogui_command
 
-    await ctx.guest.execute(["python", "-c", PYAUTOGUI_PREFIX + render_pyautogui(actions)])
+    command = pyautogui_command(actions)
+    if command is not None:
+        await ctx.guest.execute(command)
 
 
 @getter("vscode_config")
