@@ -169,32 +169,12 @@ class Scrubber:
             return [self.data(v) for v in value]
         return value
 
-    def finds(self, value: Any) -> bool:
-        """Whether :meth:`data` would change anything in ``value`` (typed-text patterns aside).
-
-        The strings are searched joined by NUL characters: a match inside one string is a match in the
-        joined text (no pattern is anchored), and a match across two only costs a needless scrub.
-
-        >>> s = Scrubber(secrets=["hunter2-very-secret"])
-        >>> s.finds({"a": ["short", {"k": "x hunter2-very-secret"}]}), s.finds({"a": [1, "plain text"]})
-        (True, False)
-        """
-        strings: list[str] = []
-        _collect(value, strings)
-        return self._any.search("\0".join(strings)) is not None
-
     def step(self, step: StepRecord) -> StepRecord:
         """A copy of ``step`` with nothing secret left in it."""
         return StepRecord.model_validate(self.step_data(step.model_dump(mode="json")))
 
     def step_data(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A step's JSON data (a ``steps.jsonl`` line, or a dumped :class:`StepRecord`) scrubbed.
-
-        Most steps hold nothing to redact: with no typed-text patterns, one search over all their
-        strings (keys included) tells, and such a step is returned as it is.
-        """
-        if not self._typed and not self.finds(data):
-            return data
+        """A step's JSON data (a ``steps.jsonl`` line, or a dumped :class:`StepRecord`) scrubbed."""
         data = dict(data)
         request = data.pop("request", None)
         if self._typed:
@@ -251,17 +231,3 @@ class Scrubber:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
             return {**self.data({k: v for k, v in part.items() if k != "text"}), "text": scrub(part["text"])}
         return self.data(part)
-
-
-def _collect(value: Any, out: list[str]) -> None:
-    """Append every string in JSON-like ``value`` (mapping keys included) to ``out``."""
-    kind = type(value)
-    if kind is str:
-        out.append(value)
-    elif kind is dict or isinstance(value, Mapping):
-        for k, v in value.items():
-            out.append(str(k))
-            _collect(v, out)
-    elif kind is list or isinstance(value, list | tuple):
-        for v in value:
-            _collect(v, out)
