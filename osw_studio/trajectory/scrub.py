@@ -154,9 +154,12 @@ class Scrubber:
         """A copy of JSON-like data with every string scrubbed by :meth:`text` (keys included)."""
         kind = type(value)  # the JSON types first: abstract-class checks cost more than the scrubbing
         if kind is str:
-            return self.text(value)
+            return value if len(value) < 8 else self.text(value)
         if kind is dict:
-            return {self.text(str(k)): self.data(v) for k, v in value.items()}
+            text = self.text
+            return {
+                k if type(k) is str and len(k) < 8 else text(str(k)): self.data(v) for k, v in value.items()
+            }
         if kind is list:
             return [self.data(v) for v in value]
         if kind is int or kind is float or kind is bool or value is None:
