@@ -15,7 +15,10 @@ REF_STAMP := $(REF_VENV)/.installed
 OSWORLD_SERVER_VENV := .venv-osworld-server
 OSWORLD_SERVER_STAMP := $(OSWORLD_SERVER_VENV)/.installed
 
-setup: $(STAMP) $(REF_STAMP) $(OSWORLD_SERVER_STAMP)
+CONSUMERS_VENV := .venv-consumers
+CONSUMERS_STAMP := $(CONSUMERS_VENV)/.installed
+
+setup: $(STAMP) $(REF_STAMP) $(OSWORLD_SERVER_STAMP) $(CONSUMERS_STAMP)
 
 $(STAMP): pyproject.toml packaging/apt-packages.txt scripts/setup-system.sh
 	@scripts/setup-system.sh
@@ -34,6 +37,12 @@ $(REF_STAMP): packaging/reference-requirements.txt scripts/setup-reference.sh sc
 $(OSWORLD_SERVER_STAMP): packaging/osworld-server-requirements.txt scripts/setup-osworld-server.sh
 	scripts/setup-osworld-server.sh $(OSWORLD_SERVER_VENV)
 	@touch $(OSWORLD_SERVER_STAMP)
+
+# The trainers that read our exports (TRL, LLaMA-Factory's data code, a CPU torch; about 1.5 GB):
+# tests/trajectory/test_consumers.py feeds them preference pairs and sharegpt data.
+$(CONSUMERS_STAMP): packaging/consumers-requirements.txt scripts/setup-consumers.sh
+	scripts/setup-consumers.sh $(CONSUMERS_VENV)
+	@touch $(CONSUMERS_STAMP)
 
 # The OSWorld desktop's applications (LibreOffice, GIMP, VLC, Thunderbird, Chromium; about 1 GB).
 setup-osworld: setup
@@ -88,4 +97,4 @@ icons: setup
 	$(BIN)/python scripts/render_icons.py
 
 clean:
-	rm -rf $(VENV) $(REF_VENV) $(OSWORLD_SERVER_VENV) build dist .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REF_VENV) $(OSWORLD_SERVER_VENV) $(CONSUMERS_VENV) build dist .mypy_cache .pytest_cache .ruff_cache

@@ -225,9 +225,8 @@ def export_runs(
                     options.scrubber,
                     keep=frozenset(chosen.steps) if chosen else None,
                     corrections=_corrections(chosen) if chosen and options.apply_corrections else None,
-                )
-                for _ in run.store.iter_steps():  # a damaged line is found before anything is written
-                    pass
+                    requests=cls.reads_requests,
+                )  # reads every step: a damaged line is found before anything is written
             except StoreError as exc:
                 summary.skip("damaged")
                 summary.damaged.append(str(exc))
@@ -307,4 +306,4 @@ def _corrections(chosen: RunPlan) -> dict[int, list[Action]]:
 
 
 def _any_step_matches(run: ExportRun, options: ExportOptions) -> bool:
-    return any(options.filter.accepts_step(step) for step in run.store.iter_steps())
+    return any(options.filter.accepts_step(step) for step in run.steps())

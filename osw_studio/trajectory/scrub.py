@@ -123,6 +123,10 @@ class Scrubber:
         known = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
         forms = sorted({form for secret in known for form in encoded_forms(secret)}, key=len, reverse=True)
         self._known = re.compile("|".join(forms)) if forms else None
+        # One search tells whether any of the three rewrites of text() would change a string; most
+        # strings hold nothing, and then that search is all they cost.
+        any_form = [*(f"(?:{form})" for form in forms), _KEY_RE.pattern, _NAMED_VALUE_RE.pattern]
+        self._any = re.compile("|".join(any_form))
         self._typed = [re.compile(p) if isinstance(p, str) else p for p in typed_patterns]
         self.replacement = replacement
 
@@ -133,7 +137,7 @@ class Scrubber:
 
     def text(self, value: str) -> str:
         """``value`` with known secrets and key-shaped substrings redacted."""
-        if len(value) < 8:
+        if len(value) < 8 or self._any.search(value) is None:
             return value
         if self._known is not None:
             value = self._known.sub(self.replacement, value)
@@ -148,6 +152,18 @@ class Scrubber:
 
     def data(self, value: Any) -> Any:
         """A copy of JSON-like data with every string scrubbed by :meth:`text` (keys included)."""
+        kind = type(value)  # the JSON types first: abstract-class checks cost more than the scrubbing
+        if kind is str:
+            return value if len(value) < 8 else self.text(value)
+        if kind is dict:
+            text = self.text
+            return {
+                k if type(k) is str and len(k) < 8 else text(str(k)): self.data(v) for k, v in value.items()
+            }
+        if kind is list:
+            return [self.data(v) for v in value]
+        if kind is int or kind is float or kind is bool or value is None:
+            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
@@ -158,20 +174,28 @@ class Scrubber:
 
     def step(self, step: StepRecord) -> StepRecord:
         """A copy of ``step`` with nothing secret left in it."""
-        data = step.model_dump(mode="json")
+        return StepRecord.model_validate(self.step_data(step.model_dump(mode="json")))
+
+    def step_data(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A step's JSON data (a ``steps.jsonl`` line, or a dumped :class:`StepRecord`) scrubbed."""
+        data = dict(data)
         request = data.pop("request", None)
         if self._typed:
             for key in ("response", "thought"):
-                if data.get(key):
+                if isinstance(data.get(key), str):
                     data[key] = self.typed(data[key])
             for key in ("proposed", "executed"):
-                for action in data.get(key) or []:
-                    if action.get("kind") == "typing":
+                actions = data.get(key)
+                for action in actions if isinstance(actions, list) else []:
+                    typing = isinstance(action, dict) and action.get("kind") == "typing"
+                    if typing and isinstance(action.get("text"), str):
                         action["text"] = self.typed(action["text"])
         data = self.data(data)
-        if request is not None:
+        if isinstance(request, dict):
             data["request"] = self._request(request)
-        return StepRecord.model_validate(data)
+        elif request is not None:
+            data["request"] = request  # not a request: validation says so
+        return data
 
     def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         """A recorded request, scrubbed.
@@ -182,7 +206,11 @@ class Scrubber:
         """
         scrub = self.typed if self._typed else self.text
         messages = []
-        for message in request.get("messages") or []:
+        raw = request.get("messages")
+        for message in raw if isinstance(raw, list) else []:
+            if not isinstance(message, dict):
+                messages.append(self.data(message))  # validation refuses it
+                continue
             if "same_as" in message and len(message) == 1:
                 messages.append(message)
                 continue
@@ -195,7 +223,10 @@ class Scrubber:
             elif "content" in message:
                 out["content"] = content
             messages.append(out)
-        return {**self.data({k: v for k, v in request.items() if k != "messages"}), "messages": messages}
+        out_request: dict[str, Any] = self.data({k: v for k, v in request.items() if k != "messages"})
+        if "messages" in request:
+            out_request["messages"] = messages if isinstance(raw, list) else self.data(raw)
+        return out_request
 
     def _part(self, part: Any, scrub: Any) -> Any:
         if isinstance(part, dict) and part.get("type") == "image_ref":

@@ -10,10 +10,12 @@ time, so reading a long run costs the memory of one step. The layout is in
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -21,6 +23,9 @@ from osw_studio.core.errors import StoreError
 from osw_studio.core.paths import contained
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.trajectory.layout import FINAL_SCREEN, RESULT_JSON, RUN_JSON, SCREENS, STEPS_JSONL, RunMeta
+
+Prepare = Callable[[dict[str, Any]], dict[str, Any]]
+"""Turns a step line's JSON object into the data its :class:`StepRecord` is validated from."""
 
 
 def is_run_folder(path: Path) -> bool:
@@ -133,10 +138,14 @@ class RunStore:
         """Whether the run ended without a result, or its last step line was torn."""
         return self.result is None or self.result.status == "interrupted" or self.torn
 
-    def iter_steps(self) -> Iterator[StepRecord]:
+    def iter_steps(self, prepare: Prepare | None = None) -> Iterator[StepRecord]:
         """Stream the recorded steps in order.
 
         A torn last line (no newline at its end, or not valid JSON) is skipped and sets :attr:`torn`.
+
+        Args:
+            prepare: Changes each line's data before it is validated (an export scrubs it there, so a
+                step is parsed and validated once).
 
         Raises:
             StoreError: If a line other than the last is not a valid step.
@@ -152,12 +161,12 @@ class RunStore:
                 for line in f:
                     lineno += 1
                     if pending is not None:
-                        yield self._parse(pending, lineno - 1, file)
+                        yield self._parse(pending, lineno - 1, file, prepare)
                     pending = line
                 if pending is not None:
                     if pending.endswith(b"\n"):
                         try:
-                            yield self._parse(pending, lineno, file)
+                            yield self._parse(pending, lineno, file, prepare)
                             return
                         except StoreError:
                             pass
@@ -167,15 +176,23 @@ class RunStore:
             raise StoreError(f"cannot read the steps: {exc}", where=str(file)) from exc
 
     @staticmethod
-    def _parse(line: bytes, lineno: int, file: Path) -> StepRecord:
+    def _parse(line: bytes, lineno: int, file: Path, prepare: Prepare | None = None) -> StepRecord:
         try:
-            return StepRecord.model_validate_json(line)
+            if prepare is None:
+                return StepRecord.model_validate_json(line)
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("Input should be an object")
+            return StepRecord.model_validate(prepare(data))
         except ValidationError as exc:
-            raise StoreError(
-                f"line {lineno} is not a valid step: {exc.errors()[0]['msg']}",
-                where=f"{file}:{lineno}",
-                hint="the run store was edited or damaged; remove the line to read the rest",
-            ) from exc
+            problem = exc.errors()[0]["msg"]
+        except ValueError as exc:  # not JSON (json.JSONDecodeError and UnicodeDecodeError are ValueErrors)
+            problem = f"Invalid JSON: {exc}"
+        raise StoreError(
+            f"line {lineno} is not a valid step: {problem}",
+            where=f"{file}:{lineno}",
+            hint="the run store was edited or damaged; remove the line to read the rest",
+        )
 
     def count_steps(self) -> int:
         """The number of whole step lines, counted without parsing them."""

@@ -312,6 +312,20 @@ def test_typed_text_scrubbing(runs_dir: Path, tmp_path: Path) -> None:
     assert "hello world" not in text and "pyautogui.write('[REDACTED]')" in text
 
 
+def test_a_reviewers_correction_is_scrubbed_like_the_rest(runs_dir: Path) -> None:
+    from osw_studio.core.actions import Typing
+    from osw_studio.trajectory.exporters.base import ExportRun
+    from osw_studio.trajectory.store import RunStore
+
+    store = RunStore(next(p for p in runs_dir.iterdir() if "-os-bad-" in p.name))
+    correction = [Typing(text=f"my key {KNOWN_SECRET}")]
+    run = ExportRun(store, Scrubber(secrets=[KNOWN_SECRET]), corrections={1: correction})
+    first = next(run.steps())
+    assert first.verdict == "edited" and first.executed == [Typing(text="my key [REDACTED]")]
+    # The steps are read once and walked as often as a format needs, with or without requests.
+    assert [s.index for s in run.steps()] == [s.index for s in run.steps(requests=False)] == [1, 2, 3]
+
+
 def test_bad_options_are_clear_errors(runs_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="unknown export format 'csv'"):
         export(runs_dir, tmp_path, "csv")

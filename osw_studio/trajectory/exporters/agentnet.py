@@ -135,6 +135,7 @@ class AgentNetExporter(JsonlExporter):
     """Writes ``data.jsonl`` with one trajectory per run."""
 
     name = "agentnet"
+    reads_requests = False
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
@@ -158,7 +159,7 @@ class AgentNetExporter(JsonlExporter):
             code = agentnet_code(step.executed, space)
             if not code:
                 continue
-            path = run.store.screenshot_path(step)
+            path = run.screenshot_path(step)
             traj.append(
                 {
                     "index": len(traj),

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import os
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.trajectory.curation import Curation
-from osw_studio.trajectory.layout import RunMeta, image_size
+from osw_studio.trajectory.layout import FINAL_SCREEN, SCREENS, RunMeta, image_size
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore
 
@@ -146,11 +147,20 @@ class ExportOptions:
 class ExportRun:
     """A run as exporters see it: meta, result and steps with every secret scrubbed.
 
+    The steps are read, scrubbed and validated once, here (a damaged line raises before anything is
+    written), and kept for the formats to walk as often as they need: one run's steps, never a whole
+    export's. The names under ``screens/`` are listed once too.
+
     Args:
         store: The run store.
         scrubber: What to remove from every string.
         keep: The indices of the steps to export (None: all), from curation.
         corrections: Reviewers' corrections by step index, exported as edits.
+        requests: Keep each step's recorded model request; formats that do not write requests leave
+            them out, which spares scrubbing them.
+
+    Raises:
+        StoreError: If ``run.json``, ``result.json`` or a step line other than a torn last one is damaged.
     """
 
     def __init__(
@@ -160,16 +170,35 @@ class ExportRun:
         *,
         keep: frozenset[int] | None = None,
         corrections: dict[int, list[Action]] | None = None,
+        requests: bool = True,
     ) -> None:
         self.store = store
         self._scrubber = scrubber
-        self._keep = keep
         self._corrections = corrections or {}
         self.meta = RunMeta.model_validate(scrubber.data(store.meta.model_dump(mode="json")))
         raw = store.result
         self.result = (
             EpisodeResult.model_validate(scrubber.data(raw.model_dump(mode="json"))) if raw else None
         )
+
+        def prepare(data: dict[str, Any]) -> dict[str, Any]:
+            if not requests:
+                data.pop("request", None)
+            return scrubber.step_data(data)
+
+        self._steps = [
+            self._corrected(step) for step in store.iter_steps(prepare) if keep is None or step.index in keep
+        ]
+        self._screens: dict[str, Path | None] | None = None
+
+    def _corrected(self, step: StepRecord) -> StepRecord:
+        correction = self._corrections.get(step.index)
+        if correction is not None and step.source == "agent":
+            # A reviewer wrote the correction: it is scrubbed like everything else.
+            return self._scrubber.step(
+                step.model_copy(update={"verdict": "edited", "executed": list(correction)})
+            )
+        return step
 
     @property
     def run_id(self) -> str:
@@ -210,24 +239,52 @@ class ExportRun:
         """The steps, in order, scrubbed (only those curation keeps; corrections applied as edits).
 
         Args:
-            requests: Keep each step's recorded model request; formats that do not write requests
-                drop them unread, which spares scrubbing them.
+            requests: Keep each step's recorded model request (when the run was read with them).
         """
-        for step in self.store.iter_steps():
-            if self._keep is not None and step.index not in self._keep:
-                continue
-            correction = self._corrections.get(step.index)
-            if correction is not None and step.source == "agent":
-                step = step.model_copy(update={"verdict": "edited", "executed": list(correction)})
+        for step in self._steps:
             if not requests and step.request is not None:
                 step = step.model_copy(update={"request": None})
-            yield self._scrubber.step(step)
+            yield step
+
+    def screen_file(self, name: str | None) -> Path | None:
+        """The file ``name`` under the run's ``screens/``, if it exists (as :meth:`RunStore.screen_file`).
+
+        The folder is listed once: a regular file is taken as listed, anything else (a symlink) goes
+        through the store's check that it stays inside the run folder.
+        """
+        if not name:
+            return None
+        if self._screens is None:
+            self._screens = {}
+            try:
+                with os.scandir(self.store.path / SCREENS) as entries:
+                    for entry in entries:
+                        plain = entry.is_file(follow_symlinks=False)
+                        self._screens[entry.name] = Path(entry.path) if plain else None
+            except OSError:
+                pass
+        base = Path(name).name
+        if base not in self._screens:
+            return None
+        return self._screens[base] or self.store.screen_file(base)
+
+    def screenshot_path(self, step: StepRecord) -> Path | None:
+        """The file of the screen ``step`` acted on, when it was saved and still exists."""
+        return self.screen_file(step.screenshot)
+
+    def final_screen_path(self) -> Path | None:
+        """The screen as it was when the episode ended, when saved."""
+        for ext in ("png", "jpg"):
+            path = self.screen_file(f"{FINAL_SCREEN}.{ext}")
+            if path is not None:
+                return path
+        return None
 
     def screen_size(self, step: StepRecord | None = None) -> tuple[int, int] | None:
         """The guest screen's size: from ``run.json``, else from a screenshot's header."""
         if self.meta.screen_width and self.meta.screen_height:
             return (self.meta.screen_width, self.meta.screen_height)
-        path = self.store.screenshot_path(step) if step is not None else None
+        path = self.screenshot_path(step) if step is not None else None
         if path is None:
             return None
         with open(path, "rb") as f:
@@ -247,13 +304,18 @@ class ImageSink:
         self.out = out
         self.mode = mode
         self.folder = folder
+        self._made: set[Path] = set()  # folders this sink created or found
 
     def ref(self, run: ExportRun, path: Path, mime: str | None = None) -> str:
         """A reference to the image at ``path``: a path relative to the export folder, or a data URL."""
         if self.mode == "embed":
             return data_url(path, mime)
         rel = Path(self.folder.format(run_id=run.run_id)) / path.name
-        place_file(path, self.out / rel)
+        dest = self.out / rel
+        if dest.parent not in self._made:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(dest.parent)
+        place_file(path, dest, parent_made=True)
         return rel.as_posix()
 
 
@@ -263,16 +325,26 @@ def data_url(path: Path, mime: str | None = None) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode()}"
 
 
-def place_file(src: Path, dest: Path) -> None:
+def place_file(src: Path, dest: Path, *, parent_made: bool = False) -> None:
     """Copy ``src`` to ``dest``; an existing ``dest`` is kept.
 
     Never a hard link: an export is shared and edited on its own, and a change to it must not reach back
-    into the run store (nor a run store's link reach a file outside it).
+    into the run store (nor a run store's link reach a file outside it). ``src`` comes from the run
+    store's checked paths; the copy follows a symlink there, as reading it would.
+
+    Args:
+        src: The file to copy.
+        dest: Where to put it.
+        parent_made: ``dest``'s folder is known to exist.
     """
-    if dest.exists() or dest.is_symlink():
-        return
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src.resolve(), dest)
+    if not parent_made:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return  # kept, whatever it is (a dangling symlink included: O_EXCL never follows one)
+    with open(fd, "wb") as out, open(src, "rb") as data:
+        shutil.copyfileobj(data, out, 1 << 20)
 
 
 class Exporter(ABC):
@@ -289,6 +361,8 @@ class Exporter(ABC):
     """Whether a run is exported whole (then the step filter keeps or drops whole runs)."""
     default_images: Literal["copy", "embed"] = "copy"
     """How images are written when the options do not say."""
+    reads_requests: ClassVar[bool] = True
+    """Whether the format writes steps' recorded requests (runs are read without them when not)."""
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         from osw_studio.trajectory.exporters.card import CardStats

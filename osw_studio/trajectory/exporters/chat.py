@@ -111,7 +111,7 @@ class ChatBuilder:
             text = self.target(step, space, run)
             if text is None:
                 continue
-            screen = run.store.screenshot_path(step)
+            screen = run.screenshot_path(step)
             if select(step):
                 recent = past[len(past) - (window - 1) :] if window > 1 else []
                 turns = self._opening(run, space, past[: len(past) - len(recent)])
@@ -142,7 +142,7 @@ class ChatBuilder:
             text = step.response if raw and step.source == "agent" and step.response else None
             text = text or self.target(step, space, run)
             if text is not None:
-                steps.append((text, run.store.screenshot_path(step)))
+                steps.append((text, run.screenshot_path(step)))
         turns = self._opening(run, space or self.space(run), [])
         keep_from = len(steps) - self.options.history if self.options.history > 0 else 0
         for i, (text, screen) in enumerate(steps):

@@ -65,6 +65,7 @@ class HtmlExporter(Exporter):
     """Writes one self-contained HTML report per run and an ``index.html``."""
 
     name = "html"
+    reads_requests = False
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
@@ -129,7 +130,7 @@ class HtmlExporter(Exporter):
             f.write(f"<details><summary>the model proposed</summary><ul>{items}</ul></details>")
         if step.error:
             f.write(f'<p class="err">{_esc(step.error)}</p>')
-        path = run.store.screenshot_path(step)
+        path = run.screenshot_path(step)
         size = run.screen_size(step)
         if path is not None:
             f.write(f'<div class="screen"><img alt="screen of step {step.index}" src="{data_url(path)}">')

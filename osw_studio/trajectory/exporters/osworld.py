@@ -79,6 +79,7 @@ class OsworldExporter(Exporter):
     """Writes run stores in OSWorld's results layout."""
 
     name = "osworld"
+    reads_requests = False
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
@@ -123,11 +124,11 @@ class OsworldExporter(Exporter):
             previous: StepRecord | None = None
             for step in run.steps(requests=False):
                 if previous is not None:
-                    after = run.store.screenshot_path(step)
+                    after = run.screenshot_path(step)
                     lines += self._write_step(traj, folder, run, action_space, previous, after)
                 previous = step
             if previous is not None:
-                after = run.store.final_screen_path()
+                after = run.final_screen_path()
                 lines += self._write_step(traj, folder, run, action_space, previous, after)
         if run.score is not None:
             (folder / "result.txt").write_text(f"{run.score}\n", encoding="utf-8")

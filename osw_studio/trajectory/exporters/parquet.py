@@ -65,6 +65,7 @@ class ParquetExporter(Exporter):
     """Writes ``data.parquet``: one row per (filtered) step with its screenshot's bytes."""
 
     name = "parquet"
+    reads_requests = False
     episode_level = False
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
@@ -82,7 +83,7 @@ class ParquetExporter(Exporter):
             if not self.keeps(step):
                 continue
             self.count_step(step)
-            path = run.store.screenshot_path(step)
+            path = run.screenshot_path(step)
             image = None
             if path is not None:
                 data = path.read_bytes()

@@ -118,7 +118,7 @@ class RolloutsExporter(Exporter):
             self._urls = (run.run_id, {})
         url = self._urls[1].get(name)
         if url is None:
-            path = run.store.screen_file(name)
+            path = run.screen_file(name)
             url = self._urls[1][name] = (
                 self.sink.ref(run, path, ref.get("mime")) if path is not None else name
             )

@@ -198,7 +198,7 @@ class SampleBuilder:
         if "a11y" in (run.meta.observation_type or ""):
             return None  # its user turns carry that step's own tree, which was never captured
         users = [m for m in prompt if m.get("role") == "user"]
-        path = run.store.screenshot_path(step)
+        path = run.screenshot_path(step)
         if not users or path is None:
             return None
         with open(path, "rb") as f:

@@ -42,11 +42,17 @@ class JsonlExporter(Exporter):
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
         self.images = ImageSink(self.out, self.image_mode)
-        self._file: IO[str] = open(self.out / self.file_name, "w", encoding="utf-8")  # noqa: SIM115
+        self._file: IO[str] = open(  # noqa: SIM115
+            self.out / self.file_name, "w", encoding="utf-8", buffering=1 << 20
+        )
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one line."""
         self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def write_line(self, text: str) -> None:
+        """Append one line already in JSON."""
+        self._file.write(text + "\n")
 
     def close(self) -> None:
         """Close ``data.jsonl``."""
@@ -59,10 +65,15 @@ class SampleExporter(JsonlExporter):
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
         self.samples = SampleBuilder(options)
-        self._counted_images: set[tuple[str, str]] = set()
+        self._counted_images: tuple[str, set[str]] = ("", set())
         self.rescaler = Rescaler(options.train_size) if options.train_size else None
         # URLs of the images of the run being written: history turns repeat them sample after sample.
         self._urls: tuple[str, dict[str, str]] = ("", {})
+        # The run's prompt messages with their images resolved, and their JSON, by identity: a history
+        # turn is one object sample after sample (requests.RequestExpander resolves each `same_as` to
+        # the message it names), so it is converted and serialized once. The entry keeps the message
+        # itself, so its id is not reused while the run is written.
+        self._resolved: tuple[str, dict[int, _Resolved]] = ("", {})
 
     def image_url(self, run: ExportRun, ref: Mapping[str, Any]) -> str:
         """Where an image reference points in this export (a data URL or a path beside the data).
@@ -79,7 +90,7 @@ class SampleExporter(JsonlExporter):
         return url
 
     def _image_url(self, run: ExportRun, ref: Mapping[str, Any]) -> str:
-        path = run.store.screen_file(str(ref.get("file") or ""))
+        path = run.screen_file(str(ref.get("file") or ""))
         if path is None:
             raise ExportError(
                 f"the image {ref.get('file')!r} that the request refers to is missing",
@@ -113,11 +124,14 @@ class SampleExporter(JsonlExporter):
     def count(self, run: ExportRun, sample: Sample) -> None:
         """Count a written sample on the dataset card."""
         self.card.count(sample.source, origin=sample.origin, space=self.describe_space(run, sample))
+        if self._counted_images[0] != run.run_id:
+            self._counted_images = (run.run_id, set())
+        counted = self._counted_images[1]
         for ref in image_refs(sample.prompt):
-            key = (run.run_id, str(ref.get("file")))
-            if key not in self._counted_images:
-                self._counted_images.add(key)
-                mime = ref.get("mime") or ("image/jpeg" if key[1].endswith(".jpg") else "image/png")
+            name = str(ref.get("file"))
+            if name not in counted:
+                counted.add(name)
+                mime = ref.get("mime") or ("image/jpeg" if name.endswith(".jpg") else "image/png")
                 size = self.options.train_size or (ref.get("width"), ref.get("height"))
                 self.card.images[(size[0], size[1], str(mime))] += 1
 
@@ -143,7 +157,19 @@ class SampleExporter(JsonlExporter):
         convo = [*sample.prompt, {"role": "assistant", "content": sample.target}]
         if self.rescaler is not None and sample.space is not None:
             convo = self.rescaler.messages(convo, self.language(run, sample), sample.space)
-        return openai_messages(convo, lambda ref: self.image_url(run, ref))
+            return openai_messages(convo, lambda ref: self.image_url(run, ref))
+        return [self.resolved(run, m).message for m in sample.prompt] + openai_messages(convo[-1:], str)
+
+    def resolved(self, run: ExportRun, message: dict[str, Any]) -> _Resolved:
+        """A prompt message with its images resolved for this export (once per message of a run)."""
+        if self._resolved[0] != run.run_id:
+            self._resolved = (run.run_id, {})
+        cache = self._resolved[1]
+        entry = cache.get(id(message))
+        if entry is None:
+            converted = openai_messages([message], lambda ref: self.image_url(run, ref))[0]
+            entry = cache[id(message)] = _Resolved(message, converted)
+        return entry
 
     def card_details(self) -> list[str]:
         """Notes on rescaling, for the card."""
@@ -154,6 +180,23 @@ class SampleExporter(JsonlExporter):
             "coordinates in every assistant turn re-written for that image "
             f"({self.rescaler.unparsed} turns could not be parsed and were kept as recorded)."
         ]
+
+
+class _Resolved:
+    """A prompt message, the same with its images resolved, and that one's JSON (made when needed)."""
+
+    __slots__ = ("_json", "message", "source")
+
+    def __init__(self, source: dict[str, Any], message: dict[str, Any]) -> None:
+        self.source = source
+        self.message = message
+        self._json: str | None = None
+
+    def json(self) -> str:
+        """The resolved message as :func:`json.dumps` writes it in a line."""
+        if self._json is None:
+            self._json = json.dumps(self.message, ensure_ascii=False)
+        return self._json
 
 
 class _SftExporter(SampleExporter):
@@ -173,20 +216,21 @@ class _SftExporter(SampleExporter):
         for sample in self.samples.samples(run):
             if sample.target is None or not self.keeps(sample.step):
                 continue
-            record = self.shape(self.messages(run, sample))
-            self.write(
-                {
-                    "id": f"{run.run_id}/{sample.step.index}",
-                    **ids,
-                    "step": sample.step.index,
-                    "source": sample.source,
-                    "prompt": sample.origin,
-                    **record,
-                }
-            )
+            head = {
+                "id": f"{run.run_id}/{sample.step.index}",
+                **ids,
+                "step": sample.step.index,
+                "source": sample.source,
+                "prompt": sample.origin,
+            }
+            self.write_sample(run, sample, head)
             self.count(run, sample)
             count += 1
         return count
+
+    def write_sample(self, run: ExportRun, sample: Sample, head: dict[str, Any]) -> None:
+        """Write one step's sample: ``head`` (ids) and the sample in the format's shape."""
+        self.write({**head, **self.shape(self.messages(run, sample))})
 
     def _episode(self, run: ExportRun, ids: dict[str, Any]) -> int:
         """The conversation of the run's last sample: what the model was sent last, and its reply."""
@@ -232,6 +276,23 @@ class MessagesExporter(_SftExporter):
     def shape(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """``{"messages": [...]}``."""
         return {"messages": messages}
+
+    def write_sample(self, run: ExportRun, sample: Sample, head: dict[str, Any]) -> None:
+        """Write ``head`` and ``messages``; each prompt message's JSON is made once per run.
+
+        The line is the one :func:`json.dumps` writes for the whole record, put together from the
+        messages' JSON (history turns repeat in every later sample of a run, images and all).
+        """
+        if self.rescaler is not None:
+            super().write_sample(run, sample, head)
+            return
+        assert sample.target is not None
+        parts = [self.resolved(run, m).json() for m in sample.prompt]
+        target = {"role": "assistant", "content": sample.target}
+        parts.append(json.dumps(target, ensure_ascii=False))
+        self.write_line(
+            json.dumps(head, ensure_ascii=False)[:-1] + ', "messages": [' + ", ".join(parts) + "]}"
+        )
 
 
 class ShareGptExporter(_SftExporter):
