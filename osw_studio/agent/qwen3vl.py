@@ -11,7 +11,10 @@ smart-resize of the screenshot (factor 32, at most 16*16*4*12800 pixels) and sen
 Coordinates follow the profile's mode: ``rel999`` (OSWorld's ``coordinate_type="relative"``, its
 default: the model is told the screen is 1000x1000 and its numbers are read as 999ths, truncated) or
 ``abs`` (``absolute``: pixels of the image sent, scaled to the screen and truncated). Only ``max_tokens``
-is sent with the messages: OSWorld's agent leaves temperature and top_p to the server. With
+is sent with the messages: OSWorld's agent leaves temperature and top_p to the server. OSWorld's agent
+never asks again: a reply it cannot read runs nothing, stays in the history and the episode goes on;
+the preset does the same (``parse_tries`` 1: a step error, the run goes on; a profile may set more
+tries, sent without a temperature like every call of this agent). With
 ``prompts: reference`` the prompt is OSWorld's own, evaluated at run time from its installed package's
 source (:func:`osw_studio.agent.reference.qwen3vl_prompt`).
 """
@@ -218,7 +221,7 @@ class Qwen3VLAgent(ModelAgent):
         reply = await self.client.complete(
             messages, max_tokens=self.profile.max_tokens, logprobs=self.profile.logprobs, on_token=on_token
         )
-        timings["model"] = time.perf_counter() - t0
+        timings["model"] = timings.get("model", 0.0) + time.perf_counter() - t0
         return reply
 
     async def predict(
@@ -232,9 +235,8 @@ class Qwen3VLAgent(ModelAgent):
         messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
         timings["build"] = time.perf_counter() - prepared
-        reply = await self.ask(messages, on_token, timings)
 
         def parse(text: str) -> tuple[str | None, list[Action]]:
             return parse_qwen3vl(text, space)
 
-        return self.prediction(reply, space, parse, timings)
+        return await self.ask_parsed(messages, space, parse, on_token, timings)
