@@ -187,8 +187,9 @@ class CoordinateSpace(BaseModel):
         if self.mode == "norm":
             return 0
         worst = max(self.scale)
-        nearest = 0 if worst < 1 else math.floor(worst / 2 + 0.5)
-        return nearest + (1 if self.rounding == "trunc" else 0)  # truncation loses up to a pixel more
+        if self.rounding == "trunc":  # truncated points are ceil(unit) apart at most: half that, down
+            return 0 if worst <= 1 else math.ceil(worst) // 2
+        return 0 if worst < 1 else math.floor(worst / 2 + 0.5)
 
     def to_screen(self, x: float, y: float) -> tuple[int, int]:
         """Turn a model point into screen pixels, clamped to the screen (models overshoot edges)."""
@@ -218,7 +219,22 @@ class CoordinateSpace(BaseModel):
         sx, sy = self.scale
         if self.mode == "norm":
             return (round(x / sx, NORM_DECIMALS), round(y / sy, NORM_DECIMALS))
+        if self.rounding == "trunc":
+            return (self._truncating_unit(x, sx, 0), self._truncating_unit(y, sy, 1))
         return (round(x / sx), round(y / sy))
+
+    def _truncating_unit(self, value: int, scale: float, axis: int) -> int:
+        """The model number a truncating reader turns back into ``value`` on ``axis``, or the nearest.
+
+        Of the two numbers around ``value / scale``, the one that lands nearer: exact whenever a model
+        unit is at most a pixel (rounding first could land a pixel short after the truncation).
+        """
+        low = math.floor(value / scale)
+
+        def miss(m: int) -> int:
+            return abs(self.to_screen(m, m)[axis] - value)
+
+        return min((low, low + 1), key=miss)
 
 
 def _clamp(value: int, high: int) -> int:
