@@ -195,11 +195,7 @@ class CoordinateSpace(BaseModel):
         """Turn a model point into screen pixels, clamped to the screen (models overshoot edges)."""
         width, height = self.screen
         if self.rounding == "trunc":
-            mw, mh = self.model_size
-            if self.mode == "rel999":  # the order of OSWorld's Qwen3-VL agent: x * (W / 999)
-                px, py = int(x * (width / mw)), int(y * (height / mh))
-            else:  # OpenCUA's: x / w * W
-                px, py = int(x / mw * width), int(y / mh * height)
+            px, py = self._truncated(x, y)
             return (_clamp(px, width - 1), _clamp(py, height - 1))
         sx, sy = self.scale
         return (_clamp(round(x * sx), width - 1), _clamp(round(y * sy), height - 1))
@@ -223,6 +219,14 @@ class CoordinateSpace(BaseModel):
             return (self._truncating_unit(x, sx, 0), self._truncating_unit(y, sy, 1))
         return (round(x / sx), round(y / sy))
 
+    def _truncated(self, x: float, y: float) -> tuple[int, int]:
+        """A model point truncated to pixels as OSWorld's readers compute it, not clamped."""
+        width, height = self.screen
+        mw, mh = self.model_size
+        if self.mode == "rel999":  # the order of OSWorld's Qwen3-VL agent: x * (W / 999)
+            return int(x * (width / mw)), int(y * (height / mh))
+        return int(x / mw * width), int(y / mh * height)  # OpenCUA's: x / w * W
+
     def _truncating_unit(self, value: int, scale: float, axis: int) -> int:
         """The model number a truncating reader turns back into ``value`` on ``axis``, or the nearest.
 
@@ -231,8 +235,8 @@ class CoordinateSpace(BaseModel):
         """
         low = math.floor(value / scale)
 
-        def miss(m: int) -> int:
-            return abs(self.to_screen(m, m)[axis] - value)
+        def miss(m: int) -> int:  # unclamped: OSWorld's readers do not clamp
+            return abs(self._truncated(m, m)[axis] - value)
 
         return min((low, low + 1), key=miss)
 

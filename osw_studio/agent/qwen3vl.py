@@ -27,7 +27,7 @@ import logging
 import time
 
 from osw_studio.actions import CoordinateSpace, smart_resize
-from osw_studio.actions.qwen3vl import parse_qwen3vl, render_qwen3vl, tool_calls
+from osw_studio.actions.qwen3vl import TOOL_ACTIONS, parse_qwen3vl, render_qwen3vl, tool_calls
 from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
 from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
@@ -48,11 +48,6 @@ MIN_PIXELS = 56 * 56
 MAX_PIXELS = 16 * 16 * 4 * 12800
 """The largest area a screenshot is sent at (OSWorld's cap for this agent)."""
 
-_ACTIONS = [
-    "key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click",
-    "double_click", "scroll", "wait", "terminate",
-]  # fmt: skip
-
 
 def own_tools() -> dict[str, object]:
     """The ``computer_use`` function as OSW Studio's own prompt describes it."""
@@ -65,7 +60,7 @@ def own_tools() -> dict[str, object]:
                 "type": "object",
                 "required": ["action"],
                 "properties": {
-                    "action": {"type": "string", "enum": _ACTIONS, "description": "What to do."},
+                    "action": {"type": "string", "enum": list(TOOL_ACTIONS), "description": "What to do."},
                     "coordinate": {"type": "array", "description": "[x, y] for mouse actions."},
                     "keys": {"type": "array", "description": "Keys pressed together, for key."},
                     "text": {"type": "string", "description": "The text, for type."},

@@ -159,7 +159,18 @@ def test_sft_per_episode_and_action_only(runs_dir: Path, tmp_path: Path) -> None
     ("profile", "coords", "expected"),
     [
         ("osworld", None, "pyautogui.click(960, 540)"),
-        ("opencua", None, "pyautogui.click(0.5, 0.5)"),
+        (
+            "opencua",
+            None,
+            "## Action:\nI click there.\n\n## Code:\n```python\npyautogui.click(x=966, y=546)\n```",
+        ),
+        ("opencua", "norm", "pyautogui.click(x=0.5, y=0.5)"),
+        (
+            "qwen3-vl",
+            None,
+            'on the screen.\n<tool_call>\n{"name": "computer_use", "arguments": '
+            '{"action": "left_click", "coordinate": [500, 500]}}\n</tool_call>',
+        ),
         ("uitars", None, "click(start_box='<|box_start|>(500,500)<|box_end|>')"),
         ("uitars-1.5", None, "click(start_box='<|box_start|>(966,546)<|box_end|>')"),
         ("osworld", "rel1000", "pyautogui.click(500, 500)"),
