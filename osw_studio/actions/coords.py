@@ -187,18 +187,15 @@ class CoordinateSpace(BaseModel):
         if self.mode == "norm":
             return 0
         worst = max(self.scale)
-        nearest = 0 if worst < 1 else math.floor(worst / 2 + 0.5)
-        return nearest + (1 if self.rounding == "trunc" else 0)  # truncation loses up to a pixel more
+        if self.rounding == "trunc":  # truncated points are ceil(unit) apart at most: half that, down
+            return 0 if worst <= 1 else math.ceil(worst) // 2
+        return 0 if worst < 1 else math.floor(worst / 2 + 0.5)
 
     def to_screen(self, x: float, y: float) -> tuple[int, int]:
         """Turn a model point into screen pixels, clamped to the screen (models overshoot edges)."""
         width, height = self.screen
         if self.rounding == "trunc":
-            mw, mh = self.model_size
-            if self.mode == "rel999":  # the order of OSWorld's Qwen3-VL agent: x * (W / 999)
-                px, py = int(x * (width / mw)), int(y * (height / mh))
-            else:  # OpenCUA's: x / w * W
-                px, py = int(x / mw * width), int(y / mh * height)
+            px, py = self._truncated(x, y)
             return (_clamp(px, width - 1), _clamp(py, height - 1))
         sx, sy = self.scale
         return (_clamp(round(x * sx), width - 1), _clamp(round(y * sy), height - 1))
@@ -218,7 +215,30 @@ class CoordinateSpace(BaseModel):
         sx, sy = self.scale
         if self.mode == "norm":
             return (round(x / sx, NORM_DECIMALS), round(y / sy, NORM_DECIMALS))
+        if self.rounding == "trunc":
+            return (self._truncating_unit(x, sx, 0), self._truncating_unit(y, sy, 1))
         return (round(x / sx), round(y / sy))
+
+    def _truncated(self, x: float, y: float) -> tuple[int, int]:
+        """A model point truncated to pixels as OSWorld's readers compute it, not clamped."""
+        width, height = self.screen
+        mw, mh = self.model_size
+        if self.mode == "rel999":  # the order of OSWorld's Qwen3-VL agent: x * (W / 999)
+            return int(x * (width / mw)), int(y * (height / mh))
+        return int(x / mw * width), int(y / mh * height)  # OpenCUA's: x / w * W
+
+    def _truncating_unit(self, value: int, scale: float, axis: int) -> int:
+        """The model number a truncating reader turns back into ``value`` on ``axis``, or the nearest.
+
+        Of the two numbers around ``value / scale``, the one that lands nearer: exact whenever a model
+        unit is at most a pixel (rounding first could land a pixel short after the truncation).
+        """
+        low = math.floor(value / scale)
+
+        def miss(m: int) -> int:  # unclamped: OSWorld's readers do not clamp
+            return abs(self._truncated(m, m)[axis] - value)
+
+        return min((low, low + 1), key=miss)
 
 
 def _clamp(value: int, high: int) -> int:

@@ -11,8 +11,8 @@ with keyword or positional coordinates in the :class:`~osw_studio.actions.coords
 Where OSWorld's code does not do what the reply means, this parser reads the meaning: coordinates of
 ``scroll``/``mouseDown``/``mouseUp`` are projected too (OSWorld projects only click, move and drag calls,
 so ``scroll(-5, x=0.5, y=0.5)`` scrolls at pixel (0, 0) there), ``computer.triple_click(x=, y=)``
-triple-clicks (there it is a NameError); a reply without an ``## Action:`` section or a code block is an
-error here, where OSWorld asks again up to five times and then fails the task.
+triple-clicks (there it is a NameError). A reply without an ``## Action:`` section or a code block is an
+error, as there (where the agent asks again, as the ``opencua-7b`` preset does).
 
 Examples:
     >>> space = CoordinateSpace(screen=(1920, 1080), mode="norm")

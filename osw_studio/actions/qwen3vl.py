@@ -57,6 +57,11 @@ from osw_studio.core.actions import (
 from osw_studio.core.errors import ActionParseError
 
 TOOL = "computer_use"
+TOOL_ACTIONS = (
+    "key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click",
+    "double_click", "scroll", "wait", "terminate",
+)  # fmt: skip
+"""The actions the ``computer_use`` tool offers the model (its prompt's list; ``triple_click`` is not one)."""
 
 # The name OSWorld's agent gives a step without an ``Action:`` line: "Performing <pyautogui name> action".
 _PYAUTOGUI_NAMES = {
@@ -232,7 +237,7 @@ def _coordinate(space: CoordinateSpace | None, x: int | None, y: int | None) -> 
     return {"coordinate": list(model_point(space, x, y))}
 
 
-def _arguments(action: Action, space: CoordinateSpace | None) -> list[dict[str, Any]]:
+def tool_arguments(action: Action, space: CoordinateSpace | None) -> list[dict[str, Any]]:
     """One action as ``computer_use`` arguments (empty when the tool has no such action)."""
     if isinstance(action, Click):
         name = {"left": "left_click", "right": "right_click", "middle": "middle_click"}[action.button]
@@ -284,7 +289,7 @@ def render_qwen3vl(
     """
     lines = [f"Action: {instruction}"] if instruction else []
     for action in actions:
-        for args in _arguments(action, space):
+        for args in tool_arguments(action, space):
             call = json.dumps({"name": TOOL, "arguments": args})
             lines += ["<tool_call>", call, "</tool_call>"]
     return "\n".join(lines)

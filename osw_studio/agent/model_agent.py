@@ -65,6 +65,7 @@ class ModelAgent(Agent):
                 "call_user_tries": self.profile.call_user_tries,
                 "parse_tries": self.profile.parse_tries,
                 "reask_temperature": self.profile.reask_temperature,
+                "reask_min_temperature": self.profile.reask_min_temperature,
                 "parse_exhausted": self.profile.parse_exhausted,
             },
         }
@@ -143,12 +144,12 @@ class ModelAgent(Agent):
     ) -> Prediction:
         """Ask the model and parse its reply; while it cannot be parsed, ask again with the same messages.
 
-        The profile says how often (``parse_tries``), at which temperature (``reask_temperature``) and
-        what a step with no parsable reply does (``parse_exhausted``), as OSWorld's UI-TARS agent does.
-        Every unparsable reply is kept in :attr:`Prediction.attempts`, in order.
+        The profile says how often (``parse_tries``), at which temperature (:meth:`reask_temperature`)
+        and what a step with no parsable reply does (``parse_exhausted``), as OSWorld's UI-TARS and
+        OpenCUA agents do. Every unparsable reply is kept in :attr:`Prediction.attempts`, in order.
         """
         tries = max(1, self.profile.parse_tries)
-        temperature = self.profile.temperature
+        temperature: float | None = self.profile.temperature
         attempts: list[ReplyAttempt] = []
         for _ in range(tries):
             reply = await self.ask(messages, on_token, timings, temperature=temperature)
@@ -160,8 +161,7 @@ class ModelAgent(Agent):
             )
             if on_token is not None and len(attempts) < tries:  # the live view shows why a new reply starts
                 on_token(f"\n\n[this reply cannot be used ({prediction.error}); asking again]\n\n")
-            if self.profile.reask_temperature is not None:
-                temperature = self.profile.reask_temperature
+            temperature = self.reask_temperature()
         prediction.attempts = attempts[:-1] if prediction.error is not None else attempts
         if prediction.error is not None and self.profile.parse_exhausted != "error":
             message = f"no reply could be parsed in {tries} tries: {prediction.error}"
@@ -171,6 +171,20 @@ class ModelAgent(Agent):
             ]
             prediction.error = None
         return prediction
+
+    def reask_temperature(self) -> float | None:
+        """The temperature of the calls after an unparsable reply.
+
+        ``reask_temperature`` when set, else the profile's temperature; raised to ``reask_min_temperature``
+        when that is set (OSWorld's OpenCUA agent: ``max(0.2, temperature)``). None: not sent.
+        """
+        profile = self.profile
+        temperature = profile.temperature if profile.reask_temperature is None else profile.reask_temperature
+        if profile.reask_min_temperature is None:
+            return temperature
+        if temperature is None:
+            return profile.reask_min_temperature
+        return max(profile.reask_min_temperature, temperature)
 
     def prediction(
         self,

@@ -11,9 +11,11 @@ Coordinates follow the profile's mode: ``smart`` (``coordinate_type="qwen25"``, 
 pixels of the Qwen2.5-VL smart-resize of the image sent, truncated as OSWorld does) or ``norm``
 (``relative``: 0-1). Sampling: ``temperature``, ``top_p`` and ``max_tokens`` from the profile (the
 preset has ``OpenCUAAgent``'s defaults 0, 0.9, 1500; OpenCUA's README runs OSWorld with them and
-``--coordinate_type qwen25``). The computer's password in the prompt is the guest's
-(``password``, as OSWorld's VMs). With ``prompts: reference`` the prompts are OSWorld's own, read from
-its installed package (:func:`osw_studio.agent.reference.opencua_prompts`).
+``--coordinate_type qwen25``). A reply that cannot be parsed is asked again as OSWorld's agent does
+(the preset: five calls, the later ones at ``max(0.2, temperature)``, then the task fails; see
+``parse_tries``, ``reask_min_temperature`` and ``parse_exhausted``). The computer's password in the
+prompt is the guest's (``password``, as OSWorld's VMs). With ``prompts: reference`` the prompts are
+OSWorld's own, read from its installed package (:func:`osw_studio.agent.reference.opencua_prompts`).
 """
 
 from __future__ import annotations
@@ -146,10 +148,9 @@ class OpenCUAAgent(ModelAgent):
         messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
         timings["build"] = time.perf_counter() - prepared
-        reply = await self.ask(messages, on_token, timings)
 
         def parse(text: str) -> tuple[str | None, list[Action]]:
             parsed = parse_opencua(text, space)
             return parsed.thought or parsed.action, parsed.actions
 
-        return self.prediction(reply, space, parse, timings)
+        return await self.ask_parsed(messages, space, parse, on_token, timings)

@@ -11,7 +11,10 @@ smart-resize of the screenshot (factor 32, at most 16*16*4*12800 pixels) and sen
 Coordinates follow the profile's mode: ``rel999`` (OSWorld's ``coordinate_type="relative"``, its
 default: the model is told the screen is 1000x1000 and its numbers are read as 999ths, truncated) or
 ``abs`` (``absolute``: pixels of the image sent, scaled to the screen and truncated). Only ``max_tokens``
-is sent with the messages: OSWorld's agent leaves temperature and top_p to the server. With
+is sent with the messages: OSWorld's agent leaves temperature and top_p to the server. OSWorld's agent
+never asks again: a reply it cannot read runs nothing, stays in the history and the episode goes on;
+the preset does the same (``parse_tries`` 1: a step error, the run goes on; a profile may set more
+tries, sent without a temperature like every call of this agent). With
 ``prompts: reference`` the prompt is OSWorld's own, evaluated at run time from its installed package's
 source (:func:`osw_studio.agent.reference.qwen3vl_prompt`).
 """
@@ -24,7 +27,7 @@ import logging
 import time
 
 from osw_studio.actions import CoordinateSpace, smart_resize
-from osw_studio.actions.qwen3vl import parse_qwen3vl, render_qwen3vl, tool_calls
+from osw_studio.actions.qwen3vl import TOOL_ACTIONS, parse_qwen3vl, render_qwen3vl, tool_calls
 from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
 from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
@@ -45,11 +48,6 @@ MIN_PIXELS = 56 * 56
 MAX_PIXELS = 16 * 16 * 4 * 12800
 """The largest area a screenshot is sent at (OSWorld's cap for this agent)."""
 
-_ACTIONS = [
-    "key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click",
-    "double_click", "scroll", "wait", "terminate",
-]  # fmt: skip
-
 
 def own_tools() -> dict[str, object]:
     """The ``computer_use`` function as OSW Studio's own prompt describes it."""
@@ -62,7 +60,7 @@ def own_tools() -> dict[str, object]:
                 "type": "object",
                 "required": ["action"],
                 "properties": {
-                    "action": {"type": "string", "enum": _ACTIONS, "description": "What to do."},
+                    "action": {"type": "string", "enum": list(TOOL_ACTIONS), "description": "What to do."},
                     "coordinate": {"type": "array", "description": "[x, y] for mouse actions."},
                     "keys": {"type": "array", "description": "Keys pressed together, for key."},
                     "text": {"type": "string", "description": "The text, for type."},
@@ -218,7 +216,7 @@ class Qwen3VLAgent(ModelAgent):
         reply = await self.client.complete(
             messages, max_tokens=self.profile.max_tokens, logprobs=self.profile.logprobs, on_token=on_token
         )
-        timings["model"] = time.perf_counter() - t0
+        timings["model"] = timings.get("model", 0.0) + time.perf_counter() - t0
         return reply
 
     async def predict(
@@ -232,9 +230,8 @@ class Qwen3VLAgent(ModelAgent):
         messages, space = self.build_messages(instruction, observation, image)
         timings["prepare"] = time.perf_counter() - t0
         timings["build"] = time.perf_counter() - prepared
-        reply = await self.ask(messages, on_token, timings)
 
         def parse(text: str) -> tuple[str | None, list[Action]]:
             return parse_qwen3vl(text, space)
 
-        return self.prediction(reply, space, parse, timings)
+        return await self.ask_parsed(messages, space, parse, on_token, timings)

@@ -60,7 +60,9 @@ def register(subparsers: Any) -> None:
         help="scale images to WxH and pixel coordinates with them (the training resolution)",
     )
     chat.add_argument(
-        "--coords", choices=["abs", "rel1000", "norm", "smart"], help="override the coordinate convention"
+        "--coords",
+        choices=["abs", "rel1000", "rel999", "norm", "smart"],
+        help="override the coordinate convention",
     )
     chat.add_argument("--per", choices=["step", "episode"], default="step", help="one sample per step or run")
     chat.add_argument(

@@ -279,6 +279,9 @@ class Profile(_Section):
             asks again; OSWorld's UI-TARS agent: 3).
         reask_temperature: The temperature of the calls after an unparsable reply (default: unchanged;
             OSWorld's UI-TARS agent samples at 1).
+        reask_min_temperature: A floor for those calls: they sample at ``max(floor, temperature)``, the
+            temperature being ``reask_temperature`` or else the profile's (OSWorld's OpenCUA agent: 0.2,
+            so a user's 0.7 stays 0.7 and the default 0 becomes 0.2; with no temperature set, the floor).
         parse_exhausted: What the step does when no reply could be parsed: ``error`` (a step error, the
             next step goes on), ``done`` (OSWorld's UI-TARS agent ends the episode as done) or ``fail``.
     """
@@ -306,6 +309,7 @@ class Profile(_Section):
     call_user_tries: int | None = Field(default=None, ge=0, le=100)
     parse_tries: int | None = Field(default=None, ge=1, le=10)
     reask_temperature: float | None = Field(default=None, ge=0, le=2)
+    reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
 
     @field_validator("base_url")
@@ -364,6 +368,7 @@ class ResolvedProfile(BaseModel):
     call_user_tries: int = 0
     parse_tries: int = 1
     reask_temperature: float | None = None
+    reask_min_temperature: float | None = None
     parse_exhausted: ParseExhausted = "error"
 
 
@@ -412,7 +417,7 @@ PRESETS: dict[str, Profile] = {
         temperature=0.0, top_p=0.9, max_tokens=1500, prompts="reference",
         # It asks up to five times while a reply cannot be parsed, the later calls at temperature
         # max(0.2, temperature) (0.2 at the preset's 0), then fails the task.
-        parse_tries=5, reask_temperature=0.2, parse_exhausted="fail",
+        parse_tries=5, reask_min_temperature=0.2, parse_exhausted="fail",
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
@@ -544,6 +549,7 @@ class Settings(BaseModel):
             call_user_tries=_pick(profile.call_user_tries, 0),
             parse_tries=_pick(profile.parse_tries, 1),
             reask_temperature=profile.reask_temperature,
+            reask_min_temperature=profile.reask_min_temperature,
             parse_exhausted=profile.parse_exhausted or "error",
         )
 

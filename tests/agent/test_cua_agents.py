@@ -153,3 +153,39 @@ async def test_qwen3vl_history_keeps_the_instruction_of_a_reply_that_did_not_par
             await agent.aclose()
         task = server.chat_requests[-1].json["messages"][1]["content"][1]["text"]
     assert task.endswith("Step 1: Open the menu.")
+
+
+@pytest.mark.parametrize(
+    ("own", "first", "later"),
+    [
+        ({}, 0.0, 0.2),  # the preset: OSWorld's max(0.2, 0)
+        ({"temperature": 0.7}, 0.7, 0.7),  # a user's own temperature above the floor stays
+        ({"temperature": 0.1, "reask_temperature": 1.0}, 0.1, 1.0),  # a fixed re-ask temperature, floored
+        ({"reask_min_temperature": None, "parse_tries": 2}, 0.0, 0.0),  # no floor: unchanged
+    ],
+)
+async def test_opencua_asks_again_at_the_floored_temperature(
+    own: dict[str, Any], first: float, later: float
+) -> None:
+    bad = "## Action:\nClick.\n"  # no code block
+    with FakeOpenAIServer(models=["opencua-7b"]) as server:
+        server.queue(bad, bad, bad, bad, bad)
+        settings = Settings.model_validate(
+            {
+                "model_provider": {"base_url": server.base_url, "model": "opencua-7b", "max_retries": 0},
+                "profiles": {"p": {"preset": "opencua-7b", **own}},
+            }
+        )
+        agent = OpenCUAAgent(settings.resolve_profile("p"), api_key="k")
+        agent.reset()
+        try:
+            prediction = await agent.predict(
+                "Do it.", Observation(screenshot=screen(1), width=1920, height=1080)
+            )
+        finally:
+            await agent.aclose()
+        sent = [r.json["temperature"] for r in server.chat_requests]
+    tries = own.get("parse_tries", 5)
+    assert sent == [first] + [later] * (tries - 1)
+    assert [a.temperature for a in prediction.attempts] == sent
+    assert prediction.actions[0].kind == "fail" and prediction.error is None

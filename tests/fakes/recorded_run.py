@@ -45,6 +45,26 @@ REPLIES = {
         "Thought: Save it.\nAction: hotkey(key='ctrl s')",
         "Thought: The file is saved.\nAction: finished(content='saved')",
     ],
+    "qwen3vl": [
+        'Action: Click the terminal.\n<tool_call>\n{"name": "computer_use", "arguments": '
+        '{"action": "left_click", "coordinate": [500, 500]}}\n</tool_call>',
+        'Action: Type the word.\n<tool_call>\n{"name": "computer_use", "arguments": '
+        '{"action": "type", "text": "helo"}}\n</tool_call>',
+        'Action: Save it.\n<tool_call>\n{"name": "computer_use", "arguments": '
+        '{"action": "key", "keys": ["ctrl", "s"]}}\n</tool_call>',
+        'Action: The file is saved.\n<tool_call>\n{"name": "computer_use", "arguments": '
+        '{"action": "terminate", "status": "success"}}\n</tool_call>',
+    ],
+    "opencua": [
+        "## Thought:\nThe terminal is in the middle.\n\n## Action:\nClick the terminal.\n\n## Code:\n"
+        "```python\npyautogui.click(x=966, y=546)\n```",
+        "## Thought:\nIt is focused.\n\n## Action:\nType the word.\n\n## Code:\n"
+        "```python\npyautogui.write(message='helo')\n```",
+        "## Thought:\nSave the file.\n\n## Action:\nSave it.\n\n## Code:\n"
+        "```python\npyautogui.hotkey('ctrl', 's')\n```",
+        "## Thought:\nThe file is saved.\n\n## Action:\nFinish.\n\n## Code:\n"
+        "```code\ncomputer.terminate(status='success')\n```",
+    ],
 }
 
 
@@ -112,7 +132,7 @@ async def _score(env: Env, task: Task, actions: Sequence[Action]) -> float:
 
 
 async def record_run(server: FakeOpenAIServer, root: Path, agent: str, **profile: Any) -> RecordedRun:
-    """Run the scripted episode with ``agent`` (``osworld`` or ``uitars``) and return its store."""
+    """Run the scripted episode with ``agent`` (a key of :data:`REPLIES`) and return its store."""
     replies = REPLIES[agent]
     server.queue(*replies)
     settings = Settings.model_validate(

@@ -4,9 +4,10 @@ The reference runs its own ``predict`` (and ``call_llm``: ``httpx.post`` is repl
 JSON payload it posts, answering the scripted reply) with ``history_type="action_history"``,
 ``cot_level="l2"``, three screenshots, ``max_tokens=1500``, ``temperature=0``, ``top_p=0.9``, the
 guest's password, and ``coordinate_type`` ``qwen25`` (OpenCUA-7B/32B) or ``relative``; ``screen_size`` is
-the screenshots' size. Ours runs the ``opencua-7b`` preset with ``prompts: reference``. Requests must be
-equal (see :mod:`tests.parity.episodes`) and so must the actions: the reference's pyautogui code (or
-WAIT / DONE / FAIL), read by our parser, against what our agent parsed.
+the screenshots' size. Ours runs the ``opencua-7b`` preset with ``prompts: reference`` (asking again
+after an unparsable reply: :mod:`tests.parity.test_agents_reask_cua`). Requests must be equal (see
+:mod:`tests.parity.episodes`) and so must the actions: the reference's pyautogui code (or WAIT / DONE /
+FAIL), read by our parser, against what our agent parsed.
 
 What cannot run in desktop-env 1.0.2: ``OpenCUAAgent.reset()`` names ``logging``, which the module never
 imports (NameError), so the reference agent is used fresh, with the state ``reset()`` would give (its
@@ -15,9 +16,8 @@ module logger set as ``reset()`` sets it). Its imports of ``httpx`` and ``loguru
 Deliberate differences (not in this episode): a ``computer.wait()`` waits the 20 s the prompt promises
 here (OSWorld's WAIT: its env's pause); ``computer.triple_click`` triple-clicks (a NameError there);
 coordinates of ``scroll``/``mouseDown``/``mouseUp`` are projected (OSWorld leaves them as written);
-a reply without a code block or ``## Action:`` is a step error here, where OSWorld asks again up to five
-times (temperature at least 0.2) and then fails the task. ``screen_size`` is a constructor argument
-there; with a ``screenshot_size`` smaller than the screen we map through the image actually sent.
+``screen_size`` is a constructor argument there; with a ``screenshot_size`` smaller than the screen we
+map through the image actually sent.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def post(url, headers=None, json=None, timeout=None, verify=None):
 agent_module.httpx = types.SimpleNamespace(post=post)
 agent = agent_module.OpenCUAAgent(
     model=model, history_type="action_history", max_steps=100, max_image_history_length=3,
-    max_tokens=1500, top_p=0.9, temperature=0, cot_level="l2", screen_size=tuple(size),
+    max_tokens=1500, top_p=0.9, temperature=temperature, cot_level="l2", screen_size=tuple(size),
     coordinate_type=coordinate_type, password="password",
 )
 # no agent.reset(): it raises NameError in 1.0.2 (module docs). A fresh agent is in the state it would
@@ -107,12 +107,21 @@ result = {"requests": requests, "actions": actions}
 
 
 def reference_episode(
-    reference: Reference, coordinate_type: str, size: tuple[int, int], episode: list[str]
+    reference: Reference,
+    coordinate_type: str,
+    size: tuple[int, int],
+    episode: list[str],
+    *,
+    steps: int | None = None,
+    temperature: float = 0,
 ) -> dict[str, Any]:
+    """OSWorld's agent through ``steps`` screenshots (default: one per reply), answering ``episode``."""
     reference.stub(*STUBS, "httpx")
-    shots = [base64.b64encode(screen(i, size)).decode() for i in range(1, len(episode) + 1)]
+    count = len(episode) if steps is None else steps
+    shots = [base64.b64encode(screen(i, size)).decode() for i in range(1, count + 1)]
     code = (
         f"model = 'opencua-7b'\ncoordinate_type = {coordinate_type!r}\nsize = {list(size)!r}\n"
+        f"temperature = {temperature!r}\n"
         f"instruction = {INSTRUCTION!r}\nshots = {shots!r}\nreplies = {episode!r}\n" + REFERENCE_EPISODE
     )
     return reference.exec(code)  # type: ignore[no-any-return]

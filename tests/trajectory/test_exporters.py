@@ -16,6 +16,7 @@ from osw_studio.core.errors import ExportError
 from osw_studio.trajectory.export import ExportSummary, export_runs
 from osw_studio.trajectory.exporters import EXPORTERS
 from osw_studio.trajectory.exporters.base import ExportOptions, RunFilter, parse_date
+from osw_studio.trajectory.exporters.rescale import Rescaler
 from osw_studio.trajectory.scrub import Scrubber
 from tests.fakes.runs import SyntheticRun, write_run
 from tests.trajectory.conftest import KEY_SHAPED, KNOWN_SECRET, RUNS, SECRETS
@@ -159,7 +160,18 @@ def test_sft_per_episode_and_action_only(runs_dir: Path, tmp_path: Path) -> None
     ("profile", "coords", "expected"),
     [
         ("osworld", None, "pyautogui.click(960, 540)"),
-        ("opencua", None, "pyautogui.click(0.5, 0.5)"),
+        (
+            "opencua",
+            None,
+            "## Action:\nI click there.\n\n## Code:\n```python\npyautogui.click(x=966, y=546)\n```",
+        ),
+        ("opencua", "norm", "pyautogui.click(x=0.5, y=0.5)"),
+        (
+            "qwen3-vl",
+            None,
+            'on the screen.\n<tool_call>\n{"name": "computer_use", "arguments": '
+            '{"action": "left_click", "coordinate": [500, 500]}}\n</tool_call>',
+        ),
         ("uitars", None, "click(start_box='<|box_start|>(500,500)<|box_end|>')"),
         ("uitars-1.5", None, "click(start_box='<|box_start|>(966,546)<|box_end|>')"),
         ("osworld", "rel1000", "pyautogui.click(500, 500)"),
@@ -179,6 +191,24 @@ def test_target_profiles_write_the_right_coordinates(
     assert expected in first["messages"][-1]["content"]
     point = CoordinateSpace(screen=(1920, 1080), mode="smart").from_screen(960, 540)
     assert point == (966, 546)
+
+
+def test_train_size_rewrites_qwen3vl_and_opencua_replies_in_their_own_format() -> None:
+    rescaler = Rescaler((966, 546))
+    smart = CoordinateSpace(screen=(1920, 1080), mode="smart", rounding="trunc")
+    opencua = (
+        "## Thought:\nThe terminal.\n\n## Action:\nClick the terminal.\n\n## Code:\n"
+        "```python\npyautogui.click(x=966, y=546)\n```"
+    )
+    # the same sections, the point in pixels of the half-size training image
+    assert rescaler.reply(opencua, "opencua", smart) == opencua.replace("x=966, y=546", "x=483, y=273")
+    call = '{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [%d, %d]}}'
+    qwen = "Action: Click it.\n<tool_call>\n" + call % (960, 544) + "\n</tool_call>"
+    sent = CoordinateSpace(screen=(1920, 1080), mode="resized", image=(1920, 1088), rounding="trunc")
+    assert rescaler.reply(qwen, "qwen3vl", sent) == qwen.replace("[960, 544]", "[483, 273]")
+    rel999 = CoordinateSpace(screen=(1920, 1080), mode="rel999", rounding="trunc")
+    assert rescaler.reply(qwen, "qwen3vl", rel999) == qwen  # 999ths do not depend on the image size
+    assert rescaler.unparsed == 0
 
 
 def test_agentnet_one_line_per_run(runs_dir: Path, tmp_path: Path) -> None:

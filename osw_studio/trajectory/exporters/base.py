@@ -113,7 +113,8 @@ class ExportOptions:
         filter: Which runs and steps.
         scrubber: Removes secrets (and typed-text patterns) from everything written.
         profile: The target-model profile of chat formats (prompt template and coordinate convention).
-        coords: Overrides the profile's coordinate convention: ``abs``, ``rel1000``, ``norm`` or ``smart``.
+        coords: Overrides the profile's coordinate convention: ``abs``, ``rel1000``, ``rel999``, ``norm`` or
+            ``smart``.
         per: ``step`` (one sample per step) or ``episode`` (one conversation per run).
         history: Screenshots per sample, the current one included (older steps keep only their text).
         target: ``action`` or ``thought-action``: what a rebuilt assistant turn holds.

@@ -14,8 +14,12 @@ Examples:
     pyautogui.click(960, 540)
     ```
     >>> print(PROFILES["opencua"].render([Click(x=960, y=540)], PROFILES["opencua"].space((1920, 1080)), ""))
+    ## Action:
+    I click there.
+    <BLANKLINE>
+    ## Code:
     ```python
-    pyautogui.click(0.5, 0.5)
+    pyautogui.click(x=966, y=546)
     ```
 """
 
@@ -23,13 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from osw_studio.actions.coords import CoordinateSpace, CoordMode
+from osw_studio.actions.coords import CoordinateSpace, CoordMode, Rounding
 from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
-
-Language = Literal["pyautogui", "computer13", "uitars"]
+from osw_studio.trajectory.exporters.replies import Language, write_reply
 
 _PYAUTOGUI_SYSTEM = (
     "You are an agent that operates a computer to complete the user's task. At each step you see a "
@@ -56,6 +58,20 @@ _UITARS_SYSTEM = (
     "which element."
 )
 
+_QWEN3VL_SYSTEM = (
+    "You operate a computer through its screen ({width}x{height} pixels) with one tool, computer_use, "
+    "whose arguments hold an action: key, type, mouse_move, left_click, left_click_drag, right_click, "
+    "middle_click, double_click, scroll, wait or terminate; coordinates are {coords}. Each turn, write "
+    "one line 'Action: ' saying in one sentence what you do, then the call as JSON inside "
+    '<tool_call></tool_call>: {{"name": "computer_use", "arguments": {{"action": ...}}}}.'
+)
+_OPENCUA_SYSTEM = (
+    "You operate a computer through its screen ({width}x{height} pixels). Each turn, reply with a "
+    "'## Thought:' section, an '## Action:' section (one sentence: what you do next) and a '## Code:' "
+    "section holding one code block: pyautogui calls with keyword arguments, coordinates {coords}, or "
+    "computer.wait() to wait, or computer.terminate(status='success' or 'failure') to end the task."
+)
+
 _HELPFUL = "You are a helpful assistant."
 _UITARS_USER = _UITARS_SYSTEM + "\n\n## Task\n{instruction}"
 
@@ -65,6 +81,7 @@ _COORD_WORDS = {
     "smart": "pixels of the screenshot as the model sees it (smart-resized)",
     "rel1000": "relative, from 0 to 1000 on each axis",
     "norm": "relative, from 0 to 1 on each axis",
+    "rel999": "relative, on a 1000x1000 grid over the screen",
 }
 
 
@@ -80,6 +97,8 @@ class Profile:
         user: The first user turn (``{instruction}`` is filled in).
         image_turns: Screenshots go in user turns of their own after the prompt (as UI-TARS agents send
             them), not before the text of the turn they belong to.
+        rounding: How the model's numbers are read back to pixels (``trunc``: as OSWorld's Qwen3-VL and
+            OpenCUA agents read them).
     """
 
     name: str
@@ -88,6 +107,7 @@ class Profile:
     system: str
     user: str = "{instruction}"
     image_turns: bool = False
+    rounding: Rounding = "round"
 
     def space(self, screen: tuple[int, int], coords: str | None = None) -> CoordinateSpace:
         """The coordinate space for a screen, in this profile's convention or ``coords``.
@@ -98,9 +118,9 @@ class Profile:
         mode = coords or self.coords
         if mode not in _COORD_WORDS or mode == "resized":
             raise ExportError(
-                f"unknown coordinate convention {mode!r}", hint="use abs, rel1000, norm or smart"
+                f"unknown coordinate convention {mode!r}", hint="use abs, rel1000, rel999, norm or smart"
             )
-        return CoordinateSpace(screen=screen, mode=mode)
+        return CoordinateSpace(screen=screen, mode=mode, rounding=self.rounding)
 
     def system_prompt(self, space: CoordinateSpace) -> str:
         """The system prompt for a screen."""
@@ -119,8 +139,6 @@ class Profile:
         ``thought`` None writes a neutral one, ``""`` none. None when the language cannot express the
         actions (``call_user`` in code).
         """
-        from osw_studio.trajectory.exporters.replies import write_reply
-
         return write_reply(self.language, actions, space, thought)
 
 
@@ -134,7 +152,10 @@ PROFILES: dict[str, Profile] = {
         Profile("uitars", "uitars", "rel1000", _HELPFUL, _UITARS_USER, image_turns=True),
         Profile("uitars-1.5", "uitars", "smart", _HELPFUL, _UITARS_USER, image_turns=True),
         Profile("qwen2.5-vl", "pyautogui", "smart", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
-        Profile("opencua", "pyautogui", "norm", _PYAUTOGUI_SYSTEM, "Task: {instruction}"),
+        # Qwen3-VL and OpenCUA write their own reply formats, in the frames of the qwen3-vl and
+        # opencua-7b presets, and their readers truncate.
+        Profile("qwen3-vl", "qwen3vl", "rel999", _QWEN3VL_SYSTEM, "Task: {instruction}", rounding="trunc"),
+        Profile("opencua", "opencua", "smart", _OPENCUA_SYSTEM, "Task: {instruction}", rounding="trunc"),
     )
 }
 """Profiles by name."""

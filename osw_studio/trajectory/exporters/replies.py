@@ -2,10 +2,17 @@
 
 A model-decided step's target is the model's raw reply. A step a person edited or performed is written
 in the same output format as the model's replies: the same action language (pyautogui code, computer_13
-JSON, UI-TARS ``Thought: ... Action: ...``), the same coordinate space, and a thought in the same place:
-the person's own note when they gave one, else a short neutral sentence about the actions. Waiting,
-finishing and giving up are the prompt's special codes (```` ```WAIT``` ````, ```` ```DONE``` ````,
-```` ```FAIL``` ````) in OSWorld's pyautogui language, never code that imitates them.
+JSON, UI-TARS ``Thought: ... Action: ...``, Qwen3-VL's ``Action:`` line and ``computer_use`` tool calls,
+OpenCUA's ``## Thought`` / ``## Action`` / code block), the same coordinate space, and a thought in the
+same place: the person's own note when they gave one, else a short neutral sentence about the actions.
+Waiting, finishing and giving up are the prompt's special codes (```` ```WAIT``` ````, ```` ```DONE``` ````,
+```` ```FAIL``` ````) in OSWorld's pyautogui language, never code that imitates them; Qwen3-VL's are its
+``wait`` and ``terminate`` tool actions (a give-up is ``status: failure``, which OSWorld's reader, and ours,
+take as done), OpenCUA's ``computer.wait()`` and ``computer.terminate(...)``.
+A step the language cannot say as it ran gets no reply (None): ``call_user`` alone; in Qwen3-VL an
+action its tool lacks (a held key, a sideways scroll, a triple click); in OpenCUA a wait or an end together with other
+actions (its reader takes a block that mentions ``computer.wait`` or ``computer.terminate`` as that
+alone).
 
 Examples:
     >>> from osw_studio.core.actions import Click, Done, Typing
@@ -22,6 +29,24 @@ Examples:
     >>> print(write_reply("uitars", [Click(x=960, y=540)], CoordinateSpace(screen=(1920, 1080), mode="rel1000")))
     Thought: I click there.
     Action: click(start_box='<|box_start|>(500,500)<|box_end|>')
+    >>> rel999 = CoordinateSpace(screen=(1920, 1080), mode="rel999", rounding="trunc")
+    >>> print(write_reply("qwen3vl", [Click(x=960, y=540)], rel999, "Click the button."))
+    Action: Click the button.
+    <tool_call>
+    {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [500, 500]}}
+    </tool_call>
+    >>> smart = CoordinateSpace(screen=(1920, 1080), mode="smart", rounding="trunc")
+    >>> print(write_reply("opencua", [Click(x=960, y=540)], smart, "The button saves it."))
+    ## Thought:
+    The button saves it.
+    <BLANKLINE>
+    ## Action:
+    I click there.
+    <BLANKLINE>
+    ## Code:
+    ```python
+    pyautogui.click(x=966, y=546)
+    ```
     >>> neutral_thought([Typing(text="hello"), Done()])
     "I type 'hello', then the task is done."
 """  # noqa: E501
@@ -34,7 +59,8 @@ from typing import Literal
 from osw_studio.actions.coords import CoordinateSpace
 from osw_studio.core.actions import Action, CallUser, Done, Fail, Wait
 
-Language = Literal["pyautogui", "computer13", "uitars"]
+Language = Literal["pyautogui", "computer13", "uitars", "qwen3vl", "opencua"]
+"""The action languages replies are written in (a run's follows its agent and action space)."""
 
 _PHRASES = {
     "click": "click there",
@@ -77,13 +103,18 @@ def neutral_thought(actions: Sequence[Action]) -> str:
 
 
 def write_reply(
-    language: Language, actions: Sequence[Action], space: CoordinateSpace, thought: str | None = None
+    language: Language,
+    actions: Sequence[Action],
+    space: CoordinateSpace,
+    thought: str | None = None,
+    *,
+    instruction: str | None = None,
 ) -> str | None:
     """A reply in ``language`` that performs ``actions`` (screen pixels) in ``space``'s coordinates.
 
-    ``thought`` defaults to :func:`neutral_thought`; ``""`` writes none. Returns None when the language
-    cannot express the actions (``call_user`` alone in pyautogui or computer_13, which have no such
-    action).
+    ``thought`` defaults to :func:`neutral_thought`; ``""`` writes none. OpenCUA's ``## Action:``
+    section is ``instruction`` (default: the neutral sentence). Returns None when the language cannot
+    express the actions (see the module docs).
     """
     thought = neutral_thought(actions) if thought is None else thought
     if language == "uitars":
@@ -93,6 +124,15 @@ def write_reply(
     acts = [a for a in actions if not isinstance(a, CallUser)]
     if not acts:
         return None
+    if language == "qwen3vl":
+        from osw_studio.actions.qwen3vl import TOOL_ACTIONS, render_qwen3vl, tool_arguments
+
+        calls = [tool_arguments(a, space) for a in acts]
+        if not all(calls) or any(c["action"] not in TOOL_ACTIONS for call in calls for c in call):
+            return None
+        return render_qwen3vl(acts, space, instruction=thought or None)
+    if language == "opencua":
+        return _opencua_reply(acts, space, thought, instruction)
     if language == "computer13":
         from osw_studio.actions.computer13 import render_computer13
 
@@ -121,3 +161,21 @@ def write_reply(
         if special is not None:
             blocks.append(f"```{special}```")
     return "\n".join([thought, *blocks] if thought else blocks)
+
+
+def _opencua_reply(
+    actions: Sequence[Action], space: CoordinateSpace, thought: str, instruction: str | None
+) -> str | None:
+    """An OpenCUA reply: ``## Thought`` (when there is one), ``## Action`` and its code block."""
+    from osw_studio.trajectory.exporters.agentnet import agentnet_code
+
+    special = any(isinstance(a, Wait | Done | Fail) for a in actions)
+    if special and len(actions) > 1:
+        return None
+    code = agentnet_code(actions, space)
+    if not code:
+        return None
+    head = f"## Thought:\n{thought}\n\n" if thought else ""
+    fence = "code" if special else "python"
+    action = instruction or neutral_thought(actions)
+    return f"{head}## Action:\n{action}\n\n## Code:\n```{fence}\n{code}\n```"

@@ -25,6 +25,8 @@ from typing import Any
 
 from osw_studio.actions import parse_reply
 from osw_studio.actions.coords import CoordinateSpace
+from osw_studio.actions.opencua import parse_opencua
+from osw_studio.actions.qwen3vl import parse_qwen3vl
 from osw_studio.core.errors import ActionParseError, ExportError
 from osw_studio.trajectory.exporters.replies import Language, write_reply
 from osw_studio.trajectory.requests import IMAGE_REF
@@ -48,7 +50,7 @@ class Rescaler:
         """The frame of the training image (relative conventions stay as they are)."""
         if space.mode in ("rel1000", "rel999", "norm"):
             return space
-        return CoordinateSpace(screen=space.screen, mode="resized", image=self.size)
+        return CoordinateSpace(screen=space.screen, mode="resized", image=self.size, rounding=space.rounding)
 
     def reply(self, text: str, language: Language, space: CoordinateSpace) -> str:
         """``text`` with its points in pixels of the training image."""
@@ -56,8 +58,18 @@ class Rescaler:
         if target == space:
             return text
         try:
-            thought, actions = parse_reply(text, _FORMATS[language], space)
-            written = write_reply(language, actions, target, thought or "")
+            if language == "opencua":  # its ## Action section is kept apart from the thought
+                parsed = parse_opencua(text, space)
+                written = write_reply(
+                    language, parsed.actions, target, parsed.thought or "", instruction=parsed.action
+                )
+            else:
+                thought, actions = (
+                    parse_qwen3vl(text, space)
+                    if language == "qwen3vl"
+                    else parse_reply(text, _FORMATS[language], space)
+                )
+                written = write_reply(language, actions, target, thought or "")
         except (ActionParseError, ValueError):
             written = None
         if written is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from osw_studio.actions.coords import CoordinateSpace
+from osw_studio.actions.coords import CoordinateSpace, Rounding
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
 from osw_studio.trajectory.exporters.replies import Language, write_reply
@@ -58,10 +58,15 @@ def person_note(step: StepRecord) -> str | None:
     return None
 
 
+_OWN_LANGUAGES: dict[str, Language] = {"uitars": "uitars", "qwen3vl": "qwen3vl", "opencua": "opencua"}
+"""Agents whose models write a language of their own (the others: pyautogui or computer_13 code)."""
+
+
 def run_language(run: ExportRun) -> Language:
     """The action language the run's model wrote."""
-    if run.meta.agent == "uitars":
-        return "uitars"
+    own = _OWN_LANGUAGES.get(run.meta.agent or "")
+    if own is not None:
+        return own
     return "computer13" if run.meta.action_space == "computer_13" else "pyautogui"
 
 
@@ -162,8 +167,10 @@ class SampleBuilder:
         image = (sent[0], sent[1]) if isinstance(sent[0], int) and isinstance(sent[1], int) else None
         if language == "uitars" and step.coordinate_mode == "smart":
             image = None  # UI-TARS' smart frame is the smart-resized screen
+        # OSWorld's Qwen3-VL and OpenCUA agents truncate the model's numbers to pixels, as ours do.
+        rounding: Rounding = "trunc" if language in ("qwen3vl", "opencua") else "round"
         try:
-            return CoordinateSpace(screen=screen, mode=step.coordinate_mode, image=image)
+            return CoordinateSpace(screen=screen, mode=step.coordinate_mode, image=image, rounding=rounding)
         except ValueError:
             return None
 
