@@ -29,7 +29,7 @@ from osw_studio.settings import Settings
 from tests.fakes.openai_server import FakeOpenAIServer
 
 SCREEN = (1920, 1080)
-EDIT = [Typing(text="hello")]
+EDIT: list[Action] = [Typing(text="hello")]
 TAKEOVER = [Click(x=700, y=400)]
 
 REPLIES = {
