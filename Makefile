@@ -25,6 +25,10 @@ $(STAMP): pyproject.toml packaging/apt-packages.txt scripts/setup-system.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	@# pyautogui's mouseinfo pulls python3-xlib 0.15, which writes the same Xlib folder as python-xlib:
+	@# whichever installs last wins, and 0.15 cannot reach a display with a cookie. Ours goes last.
+	$(BIN)/pip install -q --force-reinstall --no-deps 'python-xlib>=0.33'
+	$(BIN)/python -c "import Xlib, sys; sys.exit(Xlib.__version__ < (0, 33))"
 	@touch $(STAMP)
 
 # OSWorld's own code in a side environment: the judge of tests/parity and of `--evaluator osworld`.
