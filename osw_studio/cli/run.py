@@ -64,7 +64,8 @@ def register(subparsers: Any) -> None:
         "--desktop",
         choices=["studio", "osworld"],
         help="the local sandbox's applications: studio (the bundled tasks') or osworld (OSWorld's; "
-        "make setup-osworld). Default: the settings' environment.desktop",
+        "make setup-osworld). A task that names its desktop runs there. Default: the settings' "
+        "environment.desktop",
     )
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
@@ -92,7 +93,9 @@ async def _session(args: argparse.Namespace) -> int:
 
     entry = load_task(args.task)
     settings = load_settings(args.config)
-    choice = parse_provider(with_desktop(args.provider, args.desktop or settings.environment.desktop))
+    # A task that names its desktop ("desktop": "osworld") runs there, as `tasks check` runs it.
+    desktop = entry.task.desktop or args.desktop or settings.environment.desktop
+    choice = parse_provider(with_desktop(args.provider, desktop))
     provider = choice.provider
     if len(choice.urls) > 1:
         raise GuestError(

@@ -37,7 +37,8 @@ def register(subparsers: Any) -> None:
         "(must score 1.0); set up, do nothing and evaluate (must score 0.0). A task without a solution "
         "gets only the second check. Prints one line per task (`PASS <id> solution=1.0 empty=0.0 "
         "(12.3s)`, `FAIL <id>: why`, or `SKIP <id>: why` for a file missing from the asset cache or an "
-        "application this machine lacks), then `N passed, M failed, K skipped`. Exit 1 if any failed.",
+        "application this machine lacks), then `N passed, M failed, K skipped`. Exit 1 if any failed. "
+        'A task that names its desktop (`"desktop": "osworld"`) runs on it; the others run on --desktop.',
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="task files, folders or index files")
     check.add_argument("--envs", type=int, default=1, metavar="N", help="sandboxes side by side (default 1)")
@@ -45,7 +46,8 @@ def register(subparsers: Any) -> None:
     check.add_argument(
         "--desktop",
         choices=["studio", "osworld"],
-        help="the sandboxes' applications (default: the settings' environment.desktop)",
+        help="the sandboxes' applications for tasks that name none (a task's own `desktop` key wins; "
+        "default: the settings' environment.desktop)",
     )
     check.add_argument(
         "--require-solution", action="store_true", help="a task without a reference solution fails"
@@ -97,7 +99,7 @@ def _check(args: argparse.Namespace) -> int:
     from osw_studio.envs.setup import setup_options
     from osw_studio.runner.check import CheckResult, check_tasks
     from osw_studio.settings import load_settings
-    from osw_studio.tasks.load import load_tasks
+    from osw_studio.tasks.load import TaskEntry, load_tasks
 
     if args.envs < 1:
         raise TaskError(f"--envs must be at least 1, not {args.envs}")
@@ -120,27 +122,41 @@ def _check(args: argparse.Namespace) -> int:
         print(visible(result.line()), flush=True)
 
     settings = load_settings(args.config)
-    desktop = args.desktop or settings.environment.desktop
-    profile = get_profile(desktop)
-    profile.check()
+    default = args.desktop or settings.environment.desktop
+    if args.desktop:
+        get_profile(args.desktop).check()  # a desktop asked for by name must be there
     setup = setup_options(settings)
-    started = time.perf_counter()
-    results = asyncio.run(
-        check_tasks(
-            entries,
-            envs=args.envs,
-            on_result=show,
-            require_solution=args.require_solution,
-            assets=setup.assets,
-            apps=profile,
-            desktop=desktop,
-            setup=setup,
+    results: list[CheckResult] = []
+    # A task that names its desktop ("desktop": "osworld") runs there; the others on the default.
+    groups: dict[str, list[TaskEntry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.task.desktop or default, []).append(entry)
+    for desktop, group in groups.items():
+        profile = get_profile(desktop)
+        started = time.perf_counter()
+        missing = profile.missing()
+        if missing:
+            why = f"needs the {desktop} desktop, whose programs this machine lacks ({', '.join(missing)}: "
+            for e in group:
+                results.append(CheckResult(e.task.id, path=e.path, skipped=why + "make setup-osworld)"))
+                show(results[-1])
+            continue
+        results += asyncio.run(
+            check_tasks(
+                group,
+                envs=args.envs,
+                on_result=show,
+                require_solution=args.require_solution,
+                assets=setup.assets,
+                apps=profile,
+                desktop=desktop,
+                setup=setup,
+            )
         )
-    )
+        elapsed = time.perf_counter() - started
+        print(f"checked {len(group)} tasks on the {desktop} desktop in {elapsed:.1f}s", flush=True)
     passed = sum(r.status == "PASS" for r in results)
     skipped = sum(r.status == "SKIP" for r in results)
     failed = len(results) - passed - skipped + len(report.errors)
-    elapsed = time.perf_counter() - started
-    print(f"checked {len(results)} tasks on the {desktop} desktop in {elapsed:.1f}s", flush=True)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0

@@ -30,6 +30,9 @@ ShellFlag = bool | Literal["true", "false", "True", "False"]
 
 Command = str | list[str]
 
+DesktopName = Literal["studio", "osworld"]
+"""The local sandbox's applications: the bundled tasks' (``studio``) or OSWorld's (``osworld``)."""
+
 
 class _Open(BaseModel):
     """A model that keeps keys it does not know, so dumping gives back what was loaded."""
@@ -397,6 +400,8 @@ class Task(_Open):
     hint: str | None = None
     env_may_change: bool | None = None
     solution: list[SolutionStep] | None = None
+    desktop: DesktopName | None = None
+    """The desktop the task needs (our key, which OSWorld ignores): it runs there whatever the default."""
 
     @property
     def infeasible(self) -> bool:

@@ -65,13 +65,15 @@ _LIBREOFFICE = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 # VLC: the HTTP interface OSWorld's VLC getters query (status.xml on 8080, password "password"), and no
-# privacy question on the first start.
+# privacy question on the first start. The keys are VLC's own names in their own sections (http-host and
+# http-port are core options, http-password the Lua interface's): VLC ignores others, and its HTTP
+# interface with no password answers every request with 404.
 _VLCRC = """[core]
 extraintf=http
-[http]
-host=127.0.0.1
-port=8080
-password=password
+http-host=127.0.0.1
+http-port=8080
+[lua]
+http-password=password
 [qt]
 qt-privacy-ask=0
 """

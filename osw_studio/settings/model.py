@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 
 from osw_studio.actions.coords import CoordMode
 from osw_studio.core.errors import SettingsError
+from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
 from osw_studio.settings.vnc import format_vnc_address, parse_vnc_address
 
@@ -65,8 +66,6 @@ OSWorld's installed ``desktop-env`` package, for leaderboard-faithful requests).
 ProviderKind = Literal["local", "remote", "docker"]
 NetworkMode = Literal["none", "outbound"]
 """What the local sandbox's guest may reach: nothing, or the internet (never this machine's loopback)."""
-DesktopName = Literal["studio", "osworld"]
-"""The local sandbox's applications: the bundled tasks' (``studio``) or OSWorld's (``osworld``)."""
 CoordinateMode = CoordMode
 """How a model writes coordinates (:mod:`osw_studio.actions.coords`): ``abs`` screen pixels, ``resized``
 pixels of the resized screenshot, ``smart`` pixels of the Qwen smart-resized image (UI-TARS 1.5,

@@ -28,7 +28,9 @@ def test_the_osworld_profile_arranges_home_as_osworld_tasks_expect(tmp_path: Pat
     props = {p.get("{http://openoffice.org/2001/registry}name") for p in xcu.iter("prop")}
     assert "WarnAlienFormat" in props  # saving .xlsx/.docx/.pptx does not stop to ask
     vlcrc = (home / ".config/vlc/vlcrc").read_text()
-    assert "extraintf=http" in vlcrc and "port=8080" in vlcrc and "password=password" in vlcrc
+    assert (
+        "extraintf=http" in vlcrc and "\nhttp-port=8080" in vlcrc and "[lua]\nhttp-password=password" in vlcrc
+    )
     chrome = bin_dir / "google-chrome"
     assert os.access(chrome, os.X_OK)
     assert '--user-data-dir="$HOME/.config/google-chrome"' in chrome.read_text()
