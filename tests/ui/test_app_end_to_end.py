@@ -86,7 +86,7 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     await until(lambda: "paused" in status.state_label.text())
     window.approve_action.trigger()
     await until(lambda: len(window.timeline.records) == 1)
-    assert window.controller is not None and window.controller.episode.paused
+    assert window.run_view.controller is not None and window.run_view.controller.episode.paused
     window.pause_action.trigger()  # resume
 
     # step 2: the model wants to type the wrong thing; edit the action in the table, then approve
@@ -116,7 +116,7 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     # the agent proposes again; stop (Shift+F5)
     await until(lambda: inspector.approve_button.isEnabled() and "100, 100" in inspector.output.toPlainText())
     window.stop_action.trigger()
-    result = await window.controller.wait()
+    result = await window.run_view.controller.wait()
 
     # what a person sees
     assert result is not None and result.status == "stopped"
@@ -126,10 +126,10 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     assert not window.stop_action.isEnabled() and window.run_action.isEnabled()
     assert window.results.visible_tasks() == ["write-hello-file"]  # the Results dock counts the run
     window.history.refresh()
-    assert window.history.runs[0].run_id == window.controller.episode.run_dir.name  # type: ignore[union-attr]
+    assert window.history.runs[0].run_id == window.run_view.controller.episode.run_dir.name  # type: ignore[union-attr]
 
     # what the run store holds
-    store = RunStore(window.controller.episode.run_dir)  # type: ignore[arg-type]
+    store = RunStore(window.run_view.controller.episode.run_dir)  # type: ignore[arg-type]
     steps = list(store.iter_steps())
     assert [s.verdict for s in steps][:2] == ["approved", "edited"]
     assert steps[0].executed == [Click(x=500, y=340)]

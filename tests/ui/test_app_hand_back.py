@@ -71,14 +71,14 @@ async def test_a_hand_back_pauses_the_run_for_the_person(
 
     await until(lambda: len(window.timeline.records) == 1, 90)
     await until(lambda: "paused" in status.state_label.text())
-    assert window.controller is not None and window.controller.episode.paused
+    assert window.run_view.controller is not None and window.run_view.controller.episode.paused
     await asyncio.sleep(1.0)  # a run that went on would ask the model again by now
     assert len(model_server.chat_requests) == 1, "the run waits for the person, not for the model"
 
     window.pause_action.trigger()  # the person resumes
-    result = await window.controller.wait()
+    result = await window.run_view.controller.wait()
     assert result is not None and result.status in ("finished", "failed")  # the evaluator judges the file
-    store = RunStore(window.controller.episode.run_dir)  # type: ignore[arg-type]
+    store = RunStore(window.run_view.controller.episode.run_dir)  # type: ignore[arg-type]
     steps = list(store.iter_steps())
     assert steps[0].executed == [CallUser()] and steps[1].executed[0].kind == "done"
     assert store.meta.model_dump()["prompt"] == {"source": "own", "faithful": False}

@@ -60,12 +60,12 @@ async def press_f5(window: MainWindow, task_id: str, seconds: float = 120) -> Ru
     assert window.tasks.select_task(task_id)
     await until(lambda: window.run_action.isEnabled(), 30)
     window.run_action.trigger()
-    await until(lambda: window.controller is not None and window.controller.running, 60)
-    assert window.controller is not None
-    result = await window.controller.wait()
+    await until(lambda: window.run_view.controller is not None and window.run_view.controller.running, 60)
+    assert window.run_view.controller is not None
+    result = await window.run_view.controller.wait()
     await until(lambda: window.run_action.isEnabled(), 10)
     assert result is not None
-    run_dir = window.controller.episode.run_dir
+    run_dir = window.run_view.controller.episode.run_dir
     assert run_dir is not None
     return RunStore(run_dir)
 
