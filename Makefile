@@ -45,7 +45,7 @@ run: setup
 test: setup
 	$(XVFB) env BIN=$(BIN) scripts/test.sh $(PYTEST_ARGS)
 
-# The window tests that open dozens of windows in one process (every bundled task through F5).
+# Every bundled task through F5 in one window (make test runs the few that cover every feature: ~2 min).
 test-qt-long: setup
 	$(XVFB) $(BIN)/pytest tests/ui -m qt_many_windows $(PYTEST_ARGS)
 

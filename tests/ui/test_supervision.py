@@ -4,25 +4,21 @@ authoring window quits the app without leaving a process behind."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from osw_studio.agent.registry import make_agent
 from osw_studio.core.actions import Typing
 from osw_studio.envs.local import LocalEnv
-from osw_studio.settings import Settings
-from osw_studio.tasks import TaskLibrary
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.main_window import MainWindow
-from osw_studio.ui.services import Services
 from tests.envs.test_local import gone_within
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.ui.conftest import OpenWindow, model_settings
 from tests.ui.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,36 +31,14 @@ def code(line: str) -> Reply:
 
 
 @pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(models=["scripted"]) as server:
-        yield server
-
-
-@pytest.fixture
-async def window(
-    qtbot: QtBot, model_server: FakeOpenAIServer, tmp_path: Path, qsettings: QSettings
-) -> AsyncIterator[MainWindow]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": model_server.base_url, "model": "scripted", "max_retries": 0},
-            "evaluation": {"screen_resolution": "1280x720", "max_steps": 6},
-            "agent": {"observation_type": "screenshot", "history_window": 2},
-        }
+async def window(open_window: OpenWindow, model_server: FakeOpenAIServer) -> MainWindow:
+    return await open_window(
+        model_settings(
+            model_server,
+            evaluation={"max_steps": 6},
+            agent={"observation_type": "screenshot", "history_window": 2},
+        )
     )
-    services = Services(
-        settings,
-        tmp_path / "runs",
-        agent_factory=lambda profile, entry: make_agent(profile, task=entry.task, api_key="test-key"),
-    )
-    win = MainWindow(TaskLibrary.from_paths([ROOT / "tasks"]), services, qsettings=qsettings)
-    qtbot.addWidget(win)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    try:
-        yield win
-    finally:
-        await win.shutdown()
 
 
 async def start_approve_run(window: MainWindow, task_id: str) -> None:
