@@ -278,6 +278,7 @@ class RunView(QObject):
             self.status.showMessage("Setting up the task in the guest…" + (f" {note}" if note else ""))
         elif old == "resetting":
             self.status.clearMessage()
+            self.services.prepare_spare()  # the next run's fresh desktop starts while this one runs
         self.controls_changed.emit()
 
     def _on_paused_changed(self, paused: bool) -> None:

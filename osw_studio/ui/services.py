@@ -2,8 +2,9 @@
 
 Each run gets a fresh desktop by default (a new local sandbox, a recreated container), or keeps the last
 one when the settings say ``environment.keep_desktop`` (chained manual work); the settings choose the
-provider and screen size. Episodes are planned by :mod:`osw_studio.runner.plan` from the active profile,
-exactly as ``osw-studio run`` plans them.
+provider and screen size. A local sandbox for the next run is started while the current one runs
+(:meth:`Services.prepare_spare`), so F5 does not wait for a desktop to start. Episodes are planned by
+:mod:`osw_studio.runner.plan` from the active profile, exactly as ``osw-studio run`` plans them.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class Services:
         """What the person should know about the last env handed out (a desktop that is not fresh)."""
         self._used = False
         self._env_lock = asyncio.Lock()
+        self._spare: asyncio.Future[Env] | None = None
+        self._spare_key: tuple[Any, ...] | None = None
 
     def env_description(self) -> str:
         """What the status bar says about the env."""
@@ -67,14 +70,9 @@ class Services:
         w, h = self.env.screen_size
         return f"{self.env.name} · {w}×{h}"
 
-    async def ensure_env(self) -> Env:
-        """The env, started (or restarted when the provider or screen size changed in the settings).
-
-        Raises:
-            GuestError: If the guest cannot be started or reached.
-        """
+    def _env_plan(self) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
+        """The env the settings ask for: a key that tells envs apart, the provider and its options."""
         from osw_studio.envs.choice import choice_from_settings
-        from osw_studio.envs.registry import make_env
         from osw_studio.runner.plan import plan_env_options
         from osw_studio.settings.secrets import guest_token
 
@@ -86,16 +84,70 @@ class Services:
         # The token is looked up at each run, so one stored in Settings applies without a restart.
         (options,) = plan_env_options(self.settings, choice, 1, token=guest_token)
         key = (str(choice), screen, options.get("token"))
+        options.update(self.env_options)
+        return key, choice.provider, options
+
+    async def ensure_env(self) -> Env:
+        """The env, started (or restarted when the provider or screen size changed in the settings).
+
+        Raises:
+            GuestError: If the guest cannot be started or reached.
+        """
+        from osw_studio.envs.registry import make_env
+
+        key, provider, options = self._env_plan()
         async with self._env_lock:
             if self.env is not None and self._env_key == key:
                 return self.env
             await self._close_env()
-            options.update(self.env_options)
-            self.env = await make_env(choice.provider, **options)
+            self.env = await self._take_spare(key) or await make_env(provider, **options)
             self._env_key = key
             self._used = False
             self.secrets = [options["token"]] if options.get("token") else []
             return self.env
+
+    def prepare_spare(self) -> None:
+        """Start the next run's fresh local sandbox now, in the background.
+
+        The run view calls this once the current run's task is set up. Nothing happens when the desktop
+        is kept between runs, for other providers (a container or a remote guest is reset, not
+        replaced), or when a spare is already there. A spare that fails to start is logged and the next
+        run starts its own.
+        """
+        from osw_studio.envs.registry import make_env
+
+        environment = self.settings.environment
+        if environment.provider != "local" or environment.keep_desktop or self._spare is not None:
+            return
+        try:
+            key, provider, options = self._env_plan()
+        except OswError as exc:  # settings the next run will report
+            log.info("no spare desktop: %s", exc)
+            return
+        self._spare_key = key
+        self._spare = asyncio.ensure_future(make_env(provider, **options))
+
+    @property
+    def spare(self) -> Env | None:
+        """The next run's desktop, once it has started (see :meth:`prepare_spare`)."""
+        spare = self._spare
+        if spare is None or not spare.done() or spare.cancelled() or spare.exception() is not None:
+            return None
+        return spare.result()
+
+    async def _take_spare(self, key: tuple[Any, ...]) -> Env | None:
+        """The spare desktop if it was started for ``key`` and started well; else None (it is discarded)."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        if self._spare_key != key:  # the settings changed since it started
+            await _discard(spare)
+            return None
+        try:
+            return await spare
+        except Exception as exc:  # a spare that failed must not fail the run: it starts its own
+            log.warning("the spare desktop did not start (the run starts its own): %s", exc)
+            return None
 
     def vnc_target(self, guest_url: str | None) -> VncTarget | None:
         """The VNC server the settings give for the guest at ``guest_url`` (with its password), or None.
@@ -186,6 +238,26 @@ class Services:
                 log.warning("closing the env: %s", exc)
 
     async def aclose(self) -> None:
-        """Stop the env (and every process it started)."""
+        """Stop the env and the spare desktop (and every process they started)."""
         async with self._env_lock:
             await self._close_env()
+            spare, self._spare = self._spare, None
+            if spare is not None:
+                await _discard(spare)
+
+
+async def _discard(spare: asyncio.Future[Env]) -> None:
+    """Stop a spare env, started or still starting (a provider stops what it started when cancelled)."""
+    if not spare.done():
+        spare.cancel()
+    try:
+        env = await spare
+    except asyncio.CancelledError:
+        return
+    except Exception as exc:  # it never started: nothing to stop
+        log.info("the spare desktop did not start: %s", exc)
+        return
+    try:
+        await env.close()
+    except OswError as exc:
+        log.warning("closing the spare desktop: %s", exc)

@@ -35,9 +35,18 @@ MODELS = ("scripted", "ui-tars")
 """The models :func:`model_server` answers for."""
 
 
+_LOOPS: list[qasync.QEventLoop] = []
+
+
 def _qt_loop() -> qasync.QEventLoop:
     app = QApplication.instance() or QApplication([])
-    return qasync.QEventLoop(app, already_running=False)
+    loop = qasync.QEventLoop(app, already_running=False)
+    # Every test's loop is kept until the process ends. A closed qasync loop leaves its Qt timers
+    # registered until they fire (a cancelled asyncio timeout's among them, for minutes); were the loop
+    # freed by the garbage collector in a worker thread, Qt could not unregister them there, and the next
+    # one to fire would crash the process (a segfault in QTimerInfoList::activateTimers).
+    _LOOPS.append(loop)
+    return loop
 
 
 def pytest_asyncio_loop_factories(
@@ -102,8 +111,7 @@ async def open_window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> Asy
         )
         services = Services(settings, tmp_path / "runs", agent_factory=factory)
         window = MainWindow(TaskLibrary.from_paths([BUNDLED_TASKS]), services, qsettings=qsettings)
-        windows.append(window)
-        qtbot.addWidget(window)
+        windows.append(window)  # not given to qtbot: it would close the window before the shutdown below
         window.show()
         window.activateWindow()
         qtbot.waitExposed(window)
@@ -113,4 +121,8 @@ async def open_window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> Asy
         yield open
     finally:
         for window in windows:
-            await window.shutdown()
+            try:
+                await window.shutdown()
+            finally:
+                window.close()
+                window.deleteLater()

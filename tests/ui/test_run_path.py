@@ -10,6 +10,7 @@ the bundled suite (:func:`cover_set`); every one of them with ``make test-qt-lon
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from osw_studio.tasks import TaskEntry, TaskLibrary
 from osw_studio.tasks.library import BUNDLED_TASKS
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.main_window import MainWindow
+from osw_studio.ui.services import Services
 from tests.ui.conftest import OpenWindow
 from tests.ui.waiting import until
 
@@ -81,10 +83,13 @@ async def test_two_runs_in_a_row_start_from_fresh_desktops(window: MainWindow) -
     out = await first.guest.execute('cat "$HOME/Desktop/hello.txt"', shell=True)
     assert out.output == "hello\n"  # the first run left its file (and its terminal) behind
     first_pids = first.pids()
+    # the next run's desktop started while the first run ran, so F5 need not wait for one
+    await until(lambda: window.services.spare is not None, 90)
+    spare = window.services.spare
 
     store = await press_f5(window, "count-error-lines")
     second = window.services.env
-    assert isinstance(second, LocalEnv) and second is not first
+    assert isinstance(second, LocalEnv) and second is not first and second is spare
     assert not first.pids() and first_pids  # every process of the first desktop is gone
     gone = await second.guest.execute('test -e "$HOME/Desktop/hello.txt"; echo $?', shell=True)
     assert gone.output.strip() == "1"  # nothing of the first task's desktop is left
@@ -97,10 +102,28 @@ async def test_keep_desktop_chains_runs_on_one_desktop(open_window: OpenWindow) 
     await press_f5(window, "write-hello-file")
     first = window.services.env
     await press_f5(window, "count-error-lines")
-    assert window.services.env is first
+    assert window.services.env is first and window.services.spare is None  # no desktop is started ahead
     assert first is not None
     out = await first.guest.execute('cat "$HOME/Desktop/hello.txt"', shell=True)
     assert out.output == "hello\n"  # the first run's work is still there for the next
+
+
+async def test_a_spare_desktop_started_for_other_settings_is_stopped_not_used(tmp_path: Path) -> None:
+    settings = replay_settings()
+    services = Services(settings, tmp_path / "runs")
+    try:
+        first = await services.fresh_env()
+        services.prepare_spare()
+        await until(lambda: services.spare is not None, 90)
+        spare = services.spare
+        assert isinstance(spare, LocalEnv) and spare.pids()
+        settings.evaluation = settings.evaluation.model_copy(update={"screen_resolution": (1024, 768)})
+        second = await services.fresh_env()
+        assert second is not spare and second.screen_size == (1024, 768)
+        assert not spare.pids() and isinstance(first, LocalEnv) and not first.pids()
+    finally:
+        await services.aclose()
+    assert isinstance(second, LocalEnv) and not second.pids()
 
 
 def features(entry: TaskEntry) -> set[tuple[str, str]]:
