@@ -64,7 +64,7 @@ async def measure_run(window: MainWindow, entry: TaskEntry) -> dict[str, float]:
         ["xterm", "-geometry", "120x40+0+0", "-e", "sh", "-c", "while :; do date +%T.%N; sleep 0.005; done"]
     )
     await asyncio.sleep(1.0)
-    controller = await window.start_run(entry, "auto")
+    controller = await window.run_view.start_run(entry, "auto")
     assert controller is not None
     loop = asyncio.get_running_loop()
     lags: list[float] = []

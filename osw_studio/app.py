@@ -22,12 +22,11 @@ from osw_studio.core.errors import OswError
 from osw_studio.core.terminal import VisibleFormatter
 from osw_studio.settings import Settings, load_settings
 from osw_studio.tasks import TaskLibrary
+from osw_studio.tasks.library import task_sources
 
 log = logging.getLogger("osw_studio")
 
 APP_NAME = "osw-studio"
-BUNDLED_TASKS = Path(__file__).resolve().parent.parent / "tasks"
-"""The sandbox task suite shipped beside the package (a source checkout)."""
 
 
 def log_file() -> Path:
@@ -44,10 +43,7 @@ def runs_dir(settings: Settings) -> Path:
 
 def task_paths(settings: Settings) -> list[Path]:
     """The task sources the browser shows: the bundled suite and the settings' ``task_suite``."""
-    paths = [BUNDLED_TASKS] if BUNDLED_TASKS.is_dir() else []
-    if settings.evaluation.task_suite:
-        paths.append(Path(settings.evaluation.task_suite).expanduser())
-    return paths
+    return task_sources(settings.evaluation.task_suite)
 
 
 def _setup_logging() -> Path:
@@ -135,7 +131,7 @@ def main(args: argparse.Namespace) -> int:
             window.status.set_env(services.env_description())
             return
         window.status.set_env(services.env_description() + " · ready")
-        await window.show_idle_env(env)
+        await window.run_view.show_idle_env(env)
 
     async def run() -> None:
         prepare = None

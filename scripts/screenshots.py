@@ -59,7 +59,7 @@ async def render(window: MainWindow, out: Path) -> None:
     window.tasks.select_task(TASK)
     env = await window.services.ensure_env()
     window.status.set_env(window.services.env_description() + " · ready")
-    await window.show_idle_env(env)  # as the app does once the env is ready
+    await window.run_view.show_idle_env(env)  # as the app does once the env is ready
     stream = window.viewer.stream
     await until(lambda: stream is not None and stream.decoded >= 1)
     await asyncio.sleep(1.0)
@@ -78,7 +78,7 @@ async def render(window: MainWindow, out: Path) -> None:
     await until(lambda: len(window.timeline.records) == 1 and inspector.approve_button.isEnabled())
     window.takeover_action.trigger()
     await until(lambda: window.viewer.canvas.takeover)
-    controller = window.controller
+    controller = window.run_view.controller
     assert controller is not None
     # the person types the command themselves (the held proposal is dropped)
     controller.human_input([Typing(text="echo hello > ~/Desktop/hello.txt\n")])
@@ -93,7 +93,7 @@ async def render(window: MainWindow, out: Path) -> None:
         await asyncio.sleep(0.1)
     window.history.refresh()
     window.docks["history"].raise_()
-    window.open_run(window.history.runs[0])
+    window.run_view.open_run(window.history.runs[0])
     window.timeline.setCurrentRow(1)
     await window.timeline.thumbnails_ready()
     await asyncio.sleep(0.5)
@@ -139,7 +139,7 @@ async def render(window: MainWindow, out: Path) -> None:
     await big.guest.launch(["xterm", "-geometry", "100x30+200+150", "-title", "Terminal"])
     window.docks["inspector"].raise_()
     window.resize(1920, 1080)
-    await window.watch_env(big)
+    await window.run_view.watch_env(big)
     stream = window.viewer.stream
     await until(lambda: stream is not None and stream.decoded >= 2)
     await asyncio.sleep(1.5)

@@ -127,16 +127,18 @@ def serve(args: argparse.Namespace) -> int:
     Raises:
         GuestError: If the display cannot be opened or the port cannot be bound.
     """
-    import uvicorn
-
-    from osw_studio.guest.app import create_app
-    from osw_studio.guest.context import GuestContext
-
     display = args.display or os.environ.get("DISPLAY")
     if not display:
         raise GuestError("no X display given", hint="pass --display :N or set DISPLAY")
     os.environ["DISPLAY"] = display  # children (apps, pyautogui code) use this display
     _scrub_environment(args)
+    # Imported after the re-exec of _scrub_environment, not before: the web framework and the desktop
+    # modules take most of the server's start (seconds on a busy machine), and were imported twice.
+    import uvicorn
+
+    from osw_studio.guest.app import create_app
+    from osw_studio.guest.context import GuestContext
+
     token = _token(args)
     try:
         context = GuestContext.open(display)

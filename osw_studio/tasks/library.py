@@ -10,6 +10,22 @@ from psygnal import Signal
 from osw_studio.core.errors import TaskError
 from osw_studio.tasks.load import LoadReport, TaskEntry, load_tasks
 
+BUNDLED_TASKS = Path(__file__).resolve().parents[2] / "tasks"
+"""The sandbox task suite shipped beside the package (a source checkout, or the packaged app's folder)."""
+
+
+def task_sources(task_suite: str | None) -> list[Path]:
+    """What the app's task list loads: the bundled suite, and ``task_suite`` (the settings') if set.
+
+    Examples:
+        >>> task_sources("~/suite")[-1] == Path.home() / "suite"
+        True
+    """
+    paths = [BUNDLED_TASKS] if BUNDLED_TASKS.is_dir() else []
+    if task_suite:
+        paths.append(Path(task_suite).expanduser())
+    return paths
+
 
 class TaskLibrary:
     """Tasks loaded from some paths, by domain and id.

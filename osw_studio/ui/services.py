@@ -2,8 +2,9 @@
 
 Each run gets a fresh desktop by default (a new local sandbox, a recreated container), or keeps the last
 one when the settings say ``environment.keep_desktop`` (chained manual work); the settings choose the
-provider and screen size. Episodes are planned by :mod:`osw_studio.runner.plan` from the active profile,
-exactly as ``osw-studio run`` plans them.
+provider and screen size. A local sandbox for the next run is started while the current one runs
+(:meth:`Services.prepare_spare`), so F5 does not wait for a desktop to start. Episodes are planned by
+:mod:`osw_studio.runner.plan` from the active profile, exactly as ``osw-studio run`` plans them.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class Services:
         """What the person should know about the last env handed out (a desktop that is not fresh)."""
         self._used = False
         self._env_lock = asyncio.Lock()
+        self._spare: asyncio.Future[Env] | None = None
+        self._spare_key: tuple[Any, ...] | None = None
 
     def env_description(self) -> str:
         """What the status bar says about the env."""
@@ -67,35 +70,89 @@ class Services:
         w, h = self.env.screen_size
         return f"{self.env.name} · {w}×{h}"
 
-    async def ensure_env(self) -> Env:
-        """The env, started (or restarted when the provider or screen size changed in the settings).
+    def _env_plan(self, desktop: str | None = None) -> tuple[tuple[Any, ...], str, dict[str, Any]]:
+        """The env the settings ask for: a key that tells envs apart, the provider and its options.
 
-        Raises:
-            GuestError: If the guest cannot be started or reached.
+        ``desktop`` is a task's own desktop (``"desktop": "osworld"``), which wins over the settings' for
+        the local sandbox, as in ``osw-studio run`` and ``tasks check``.
         """
         from osw_studio.envs.choice import choice_from_settings
-        from osw_studio.envs.registry import make_env
         from osw_studio.runner.plan import plan_env_options
         from osw_studio.settings.secrets import guest_token
 
         setting = self.settings.environment
         screen = self.settings.evaluation.screen_resolution
+        chosen = desktop if desktop and setting.provider == "local" else setting.desktop
         choice = choice_from_settings(
-            setting.provider, setting.url, setting.docker_options, setting.network, setting.desktop
+            setting.provider, setting.url, setting.docker_options, setting.network, chosen
         )
         # The token is looked up at each run, so one stored in Settings applies without a restart.
         (options,) = plan_env_options(self.settings, choice, 1, token=guest_token)
         key = (str(choice), screen, options.get("token"))
+        options.update(self.env_options)
+        return key, choice.provider, options
+
+    async def ensure_env(self, desktop: str | None = None) -> Env:
+        """The env, started (or restarted when the provider, screen size or desktop changed).
+
+        Raises:
+            GuestError: If the guest cannot be started or reached.
+        """
+        from osw_studio.envs.registry import make_env
+
+        key, provider, options = self._env_plan(desktop)
         async with self._env_lock:
             if self.env is not None and self._env_key == key:
                 return self.env
             await self._close_env()
-            options.update(self.env_options)
-            self.env = await make_env(choice.provider, **options)
+            self.env = await self._take_spare(key) or await make_env(provider, **options)
             self._env_key = key
             self._used = False
             self.secrets = [options["token"]] if options.get("token") else []
             return self.env
+
+    def prepare_spare(self) -> None:
+        """Start the next run's fresh local sandbox now, in the background.
+
+        The run view calls this once the current run's task is set up. Nothing happens when the desktop
+        is kept between runs, for other providers (a container or a remote guest is reset, not
+        replaced), or when a spare is already there. A spare that fails to start is logged and the next
+        run starts its own.
+        """
+        from osw_studio.envs.registry import make_env
+
+        environment = self.settings.environment
+        if environment.provider != "local" or environment.keep_desktop or self._spare is not None:
+            return
+        try:
+            key, provider, options = self._env_plan()
+        except OswError as exc:  # settings the next run will report
+            log.info("no spare desktop: %s", exc)
+            return
+        self._spare_key = key
+        self._spare = asyncio.ensure_future(make_env(provider, **options))
+
+    @property
+    def spare(self) -> Env | None:
+        """The next run's desktop, once it has started (see :meth:`prepare_spare`)."""
+        spare = self._spare
+        if spare is None or not spare.done() or spare.cancelled() or spare.exception() is not None:
+            return None
+        return spare.result()
+
+    async def _take_spare(self, key: tuple[Any, ...]) -> Env | None:
+        """The spare desktop if it was started for ``key`` and started well; else None (it is discarded)."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        if self._spare_key != key:  # the settings changed since it started
+            await _discard(spare)
+            return None
+        try:
+            return await spare
+        except Exception as exc:  # a spare that failed must not fail the run: it starts its own
+            log.warning("the spare desktop did not start (the run starts its own): %s", exc)
+            return None
 
     def vnc_target(self, guest_url: str | None) -> VncTarget | None:
         """The VNC server the settings give for the guest at ``guest_url`` (with its password), or None.
@@ -135,7 +192,7 @@ class Services:
         )
         agent = recipe.make_agent(entry)
         try:
-            env = await self.fresh_env()
+            env = await self.fresh_env(entry.task.desktop)
             recipe = recipe.with_secrets(self.secrets)
             return plan_episode(entry, recipe, env, runs_dir=self.runs_dir, agent=agent)
         except BaseException:
@@ -152,8 +209,11 @@ class Services:
             and environment.provider == "local"
         )
 
-    async def fresh_env(self) -> Env:
+    async def fresh_env(self, desktop: str | None = None) -> Env:
         """The env for the next run: a fresh desktop unless ``environment.keep_desktop`` is set.
+
+        ``desktop`` is the task's own desktop, if it names one (a kept desktop of another kind is
+        replaced all the same).
 
         A local sandbox is replaced by a new one (it starts in about half a second); a Docker guest
         recreates its container when the task is reset; a remote guest cannot be reverted from here, so
@@ -173,7 +233,7 @@ class Services:
                 "The remote guest cannot be reset to a fresh desktop from here: this run starts "
                 "where the last one ended (the task's setup steps still run)."
             )
-        env = await self.ensure_env()
+        env = await self.ensure_env(desktop)
         self._used = True
         return env
 
@@ -186,6 +246,26 @@ class Services:
                 log.warning("closing the env: %s", exc)
 
     async def aclose(self) -> None:
-        """Stop the env (and every process it started)."""
+        """Stop the env and the spare desktop (and every process they started)."""
         async with self._env_lock:
             await self._close_env()
+            spare, self._spare = self._spare, None
+            if spare is not None:
+                await _discard(spare)
+
+
+async def _discard(spare: asyncio.Future[Env]) -> None:
+    """Stop a spare env, started or still starting (a provider stops what it started when cancelled)."""
+    if not spare.done():
+        spare.cancel()
+    try:
+        env = await spare
+    except asyncio.CancelledError:
+        return
+    except Exception as exc:  # it never started: nothing to stop
+        log.info("the spare desktop did not start: %s", exc)
+        return
+    try:
+        await env.close()
+    except OswError as exc:
+        log.warning("closing the spare desktop: %s", exc)

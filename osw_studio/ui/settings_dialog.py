@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any, get_args
 
 from PySide6.QtWidgets import (
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
+    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -61,6 +63,7 @@ from osw_studio.settings.secrets import (
     set_vnc_password,
 )
 from osw_studio.settings.vnc import format_vnc_address, vnc_address
+from osw_studio.tasks import load_tasks
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +156,22 @@ class SettingsDialog(QDialog):
             "osw-studio: our metrics (fast, light). osworld: OSWorld's own metric functions in the side "
             "environment (.venv-ref), over the files our getters fetched"
         )
+        self.task_suite = QLineEdit(placeholderText="the bundled tasks only")
+        self.task_suite.setObjectName("taskSuite")
+        self.task_suite.setToolTip(
+            "Tasks the task list shows besides the bundled ones: a folder of task JSON files, or an "
+            "index file (OSWorld's test_all.json beside its examples/ folder)"
+        )
+        browse_folder = QPushButton("Folder…")
+        browse_folder.setObjectName("browseSuiteFolder")
+        browse_folder.clicked.connect(self.browse_suite_folder)
+        browse_index = QPushButton("Index file…")
+        browse_index.setObjectName("browseSuiteIndex")
+        browse_index.clicked.connect(self.browse_suite_index)
+        suite_row = QHBoxLayout()
+        suite_row.addWidget(self.task_suite, 1)
+        suite_row.addWidget(browse_folder)
+        suite_row.addWidget(browse_index)
         agent_box = QGroupBox("Sampling and observation")
         form2 = QFormLayout(agent_box)
         form2.addRow("Temperature", self.temperature)
@@ -161,6 +180,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Observation", self.observation)
         form2.addRow("Max steps", self.max_steps)
         form2.addRow("Evaluator", self.evaluator)
+        form2.addRow("Task suite", suite_row)
 
         self.width_box = QSpinBox(minimum=320, maximum=7680)
         self.height_box = QSpinBox(minimum=200, maximum=4320)
@@ -259,6 +279,7 @@ class SettingsDialog(QDialog):
         self.height_box.setValue(ev.screen_resolution[1])
         self.max_steps.setValue(ev.max_steps)
         self.evaluator.setCurrentText(ev.evaluator)
+        self.task_suite.setText(ev.task_suite or "")
         env = settings.environment
         self.provider.setCurrentText(env.provider)
         self.remote_url.setText(env.url or "")
@@ -467,6 +488,7 @@ class SettingsDialog(QDialog):
                     "screen_resolution": (self.width_box.value(), self.height_box.value()),
                     "max_steps": self.max_steps.value(),
                     "evaluator": self.evaluator.currentText(),
+                    "task_suite": self._checked_task_suite(),
                 }
             )
             environment = EnvironmentSettings.model_validate(
@@ -509,6 +531,44 @@ class SettingsDialog(QDialog):
         if token and environment.url:
             set_guest_token(environment.url, token)
             self._token_dirty = False
+
+    def browse_suite_folder(self) -> None:
+        """Task suite › Folder…: pick a folder of task files."""
+        name = QFileDialog.getExistingDirectory(self, "Task suite folder", self.task_suite.text())
+        if name:
+            self.task_suite.setText(name)
+
+    def browse_suite_index(self) -> None:
+        """Task suite › Index file…: pick an index file (``{"domain": ["task-id", ...]}``)."""
+        name, _ = QFileDialog.getOpenFileName(
+            self, "Task suite index file", self.task_suite.text(), "Index files (*.json)"
+        )
+        if name:
+            self.task_suite.setText(name)
+
+    def _checked_task_suite(self) -> str | None:
+        """The task suite field, checked: a path with at least one loadable task, or None when empty.
+
+        Raises:
+            SettingsError: If the path does not exist or holds no task that loads.
+        """
+        text = self.task_suite.text().strip()
+        if not text:
+            return None
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise SettingsError(
+                f"the task suite {text} does not exist",
+                hint="pick a folder of task files or an index file, or leave it empty",
+            )
+        found = load_tasks([path])
+        if not found.entries:
+            first = f": {found.errors[0]}" if found.errors else ""
+            raise SettingsError(
+                f"no task could be loaded from the task suite {text}{first}",
+                hint="pick a folder of task JSON files or an index file",
+            )
+        return text
 
     def _agent_fields(self) -> dict[str, Any]:
         return {

@@ -1,10 +1,10 @@
-"""The bridge from a running :class:`~osw_studio.runner.batch.Batch` to Qt, and its status-bar progress.
+"""The bridge from a running :class:`~osw_studio.runner.batch.Batch` to Qt.
 
 :class:`SuiteRun` runs the batch on the app's asyncio loop (qasync: the Qt main thread, so the window
 stays live) and re-emits the batch's psygnal signals as Qt signals; a listener that raises is logged,
 never fatal to the batch. A batch that cannot run (its output folder cannot be written) ends with
 :attr:`SuiteRun.failed` carrying the error, for the window to show as a message.
-:class:`SuiteProgress` is the status bar's part: done/total, successes, ETA and a Stop button.
+:mod:`osw_studio.ui.suite_view` shows its progress.
 """
 
 from __future__ import annotations
@@ -13,41 +13,15 @@ import asyncio
 import logging
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from osw_studio.core.errors import OswError
-from osw_studio.runner.batch import Batch, BatchProgress
+from osw_studio.runner.batch import Batch
 from osw_studio.runner.summary import BatchSummary
 from osw_studio.ui.bridge import SignalRelay
 
 log = logging.getLogger(__name__)
 
 RELAYED = ("task_started", "task_finished", "progress_changed", "batch_finished")
-
-
-def clock(seconds: float | None) -> str:
-    """``m:ss`` (or ``h:mm:ss``) for a duration; ``--:--`` when unknown.
-
-    >>> clock(75), clock(3725), clock(None)
-    ('1:15', '1:02:05', '--:--')
-    """
-    if seconds is None:
-        return "--:--"
-    s = int(seconds + 0.5)
-    h, m, s = s // 3600, s // 60 % 60, s % 60
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def progress_text(progress: BatchProgress) -> str:
-    """What the status bar says about a running suite.
-
-    >>> progress_text(BatchProgress(total=4, done=1, skipped=0, running=2, successes=1, elapsed=30, eta=90))
-    'suite 1/4 · ok 1 · running 2 · ETA 1:30'
-    """
-    return (
-        f"suite {progress.done}/{progress.total} · ok {progress.successes} · running {progress.running}"
-        f" · ETA {clock(progress.eta)}"
-    )
 
 
 class SuiteRun(SignalRelay):
@@ -111,42 +85,3 @@ class SuiteRun(SignalRelay):
         if self._task is None:
             return None
         return await self._task
-
-
-class SuiteProgress(QWidget):
-    """The status bar's suite progress: a bar, done/total with ETA, and Stop (hidden when idle)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.bar = QProgressBar()
-        self.bar.setMaximumWidth(160)
-        self.bar.setTextVisible(False)
-        self.label = QLabel()
-        self.label.setObjectName("suiteProgress")
-        self.stop_button = QPushButton("Stop suite")
-        self.stop_button.setObjectName("stopSuite")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 0, 8, 0)
-        layout.addWidget(self.bar)
-        layout.addWidget(self.label)
-        layout.addWidget(self.stop_button)
-        self.hide()
-
-    def begin(self, total: int) -> None:
-        """A suite of ``total`` tasks starts."""
-        self.bar.setRange(0, max(total, 1))
-        self.bar.setValue(0)
-        self.label.setText(f"suite 0/{total}")
-        self.stop_button.setEnabled(True)
-        self.show()
-
-    def show_progress(self, progress: BatchProgress) -> None:
-        """Where the suite is."""
-        self.bar.setRange(0, max(progress.total, 1))
-        self.bar.setValue(progress.done)
-        self.label.setText(progress_text(progress))
-
-    def stopping(self) -> None:
-        """Stop was pressed: the tasks in flight are ending."""
-        self.stop_button.setEnabled(False)
-        self.label.setText(self.label.text() + " · stopping…")

@@ -7,7 +7,6 @@ loop; the list shows a placeholder until a thumbnail is ready.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 
@@ -102,6 +101,7 @@ class Timeline(QListWidget):
         self._paths: list[Path | None] = []
         self.currentRowChanged.connect(self._on_row)
         self._pending: set[asyncio.Future[QImage]] = set()
+        self._shown = 0  # counts clear_steps calls: which steps a thumbnail being decoded belongs to
 
     def strip_height(self) -> int:
         """The height of one row of thumbnails with their labels and the scroll bar."""
@@ -118,6 +118,7 @@ class Timeline(QListWidget):
         """Remove every step."""
         self._records.clear()
         self._paths.clear()
+        self._shown += 1  # thumbnails still decoding belong to the steps removed here
         self.clear()
 
     def path_of(self, record: StepRecord) -> Path | None:
@@ -144,28 +145,33 @@ class Timeline(QListWidget):
         if follow:
             self.scrollToItem(item)
         if screenshot or path:
-            self._load_thumbnail(item, mark, screenshot, path)
+            self._load_thumbnail(self.count() - 1, mark, screenshot, path)
 
-    def _load_thumbnail(
-        self, item: QListWidgetItem, mark: str, data: bytes | None, path: Path | None
-    ) -> None:
+    def _load_thumbnail(self, row: int, mark: str, data: bytes | None, path: Path | None) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a synchronous caller): decode here
-            item.setIcon(QIcon(_decorate(thumbnail(data, path), mark)))
+            self._set_thumbnail(self._shown, row, thumbnail(data, path), mark)
             return
         future = loop.run_in_executor(None, thumbnail, data, path)
         self._pending.add(future)
+        shown = self._shown
 
         def done(f: asyncio.Future[QImage]) -> None:
             self._pending.discard(f)
             if f.cancelled() or f.exception() is not None:
                 log.debug("thumbnail failed", exc_info=f.exception() if not f.cancelled() else None)
                 return
-            with contextlib.suppress(RuntimeError):  # the item was removed meanwhile
-                item.setIcon(QIcon(_decorate(f.result(), mark)))
+            self._set_thumbnail(shown, row, f.result(), mark)
 
         future.add_done_callback(done)
+
+    def _set_thumbnail(self, shown: int, row: int, image: QImage | None, mark: str) -> None:
+        # The item is looked up, not kept: clear_steps deletes the items, and a QListWidgetItem is no
+        # QObject, so a kept reference would not know and setIcon would write to freed memory.
+        item = self.item(row) if shown == self._shown else None
+        if item is not None:
+            item.setIcon(QIcon(_decorate(image, mark)))
 
     async def thumbnails_ready(self) -> None:
         """Wait until every thumbnail requested so far is shown."""

@@ -1,7 +1,9 @@
 """The main window's actions, toolbar and menus, kept out of the window (napari's ``qactions`` pattern).
 
 :func:`build_actions` makes every action with its shortcut and puts them in the toolbar and the menus;
-the window keeps the actions as attributes and enables them by its state.
+the window keeps the actions as attributes. The run controls call the window's
+:class:`~osw_studio.ui.run_view.RunView`, the suite's its :class:`~osw_studio.ui.suite_view.SuiteView`;
+:func:`update_actions` enables each action by the state of both.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QComboBox, QLabel, QToolBar
+from PySide6.QtWidgets import QLabel, QToolBar
 
 from osw_studio.ui.about import about_action
 from osw_studio.ui.icons import ActionIcon, action_icon
@@ -33,31 +35,32 @@ def _action(
 
 
 def build_actions(window: MainWindow) -> None:
-    """Make the window's actions, its toolbar and its menus (they call the window's methods)."""
+    """Make the window's actions, its toolbar and its menus (they call the window and its views)."""
+    run, suite = window.run_view, window.suite_view
+
+    def stop() -> None:  # Shift+F5 stops the run, or the suite
+        run.stop()
+        suite.stop()
+
     window.run_action = _action(
-        window, "Run", "F5", window.run_or_resume, "Run the selected task, or resume", "run"
+        window, "Run", "F5", run.run_or_resume, "Run the selected task, or resume", "run"
     )
     window.pause_action = _action(
-        window, "Pause", "Space", window.toggle_pause, "Pause or resume between phases", "pause"
+        window, "Pause", "Space", run.toggle_pause, "Pause or resume between phases", "pause"
     )
     window.pause_action.setCheckable(True)
-    window.step_action = _action(window, "Step", "F10", window.step_once, "Run one step, then pause", "step")
-    window.stop_action = _action(window, "Stop", "Shift+F5", window.stop, "Stop the run", "stop")
+    window.step_action = _action(window, "Step", "F10", run.step_once, "Run one step, then pause", "step")
+    window.stop_action = _action(window, "Stop", "Shift+F5", stop, "Stop the run", "stop")
     window.approve_action = _action(
         window, "Approve", "Return", window.inspector.approve, "Approve the proposal", "approve"
     )
     window.takeover_action = _action(
-        window, "Take over", TAKEOVER_KEY, window.toggle_takeover, "Act yourself", "takeover"
+        window, "Take over", TAKEOVER_KEY, run.toggle_takeover, "Act yourself", "takeover"
     )
     window.takeover_action.setCheckable(True)
     window.settings_action = _action(
         window, "Settings", "Ctrl+,", window.open_settings, "Edit the settings", "settings"
     )
-    window.mode = QComboBox()
-    window.mode.setObjectName("mode")
-    window.mode.addItems(["auto", "approve"])
-    window.mode.setToolTip("auto: actions run as proposed; approve: each waits for you")
-    window.mode.currentTextChanged.connect(window._on_mode_changed)
     toolbar = QToolBar("Run")
     toolbar.setObjectName("runToolbar")
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -65,7 +68,7 @@ def build_actions(window: MainWindow) -> None:
         toolbar.addAction(action)
     toolbar.addSeparator()
     toolbar.addWidget(QLabel(" Mode "))
-    toolbar.addWidget(window.mode)
+    toolbar.addWidget(run.mode)
     toolbar.addAction(window.approve_action)
     toolbar.addAction(window.takeover_action)
     toolbar.addSeparator()
@@ -82,11 +85,11 @@ def build_actions(window: MainWindow) -> None:
     # Ctrl+Q quits from the authoring window too, not only when this window is active
     window.quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
     run_menu = window.menuBar().addMenu("&Run")
-    window.retry_action = run_menu.addAction("Retry model call", window.retry_model_call)
+    window.retry_action = run_menu.addAction("Retry model call", run.retry_model_call)
     window.retry_action.setShortcut(QKeySequence("Ctrl+R"))
     window.retry_action.setToolTip("Call the model again for the step whose call failed")
-    window.suite_action = run_menu.addAction("Evaluate suite…", window.open_suite_dialog)
-    window.stop_suite_action = run_menu.addAction("Stop suite", window.stop_suite)
+    window.suite_action = run_menu.addAction("Evaluate suite…", suite.open_dialog)
+    window.stop_suite_action = run_menu.addAction("Stop suite", suite.stop)
     view_menu = window.menuBar().addMenu("&View")
     window.pop_out_action = view_menu.addAction("Pop out viewer", window.toggle_pop_out)
     window.pop_out_action.setCheckable(True)
@@ -100,3 +103,23 @@ def build_actions(window: MainWindow) -> None:
     help_menu = window.menuBar().addMenu("&Help")
     window.about_action = about_action(window)
     help_menu.addAction(window.about_action)
+
+
+def update_actions(window: MainWindow) -> None:
+    """Enable the window's actions by what the run and the suite are doing."""
+    run, suite = window.run_view, window.suite_view
+    c = run.controller
+    running = c is not None and c.running
+    paused = running and c is not None and c.episode.paused
+    suite_on = suite.running
+    window.run_action.setEnabled(not suite_on and not run.starting and (not running or paused))
+    window.pause_action.setEnabled(running)
+    window.pause_action.setChecked(bool(paused))
+    window.step_action.setEnabled(running)
+    window.stop_action.setEnabled(running or suite_on)
+    window.suite_action.setEnabled(not suite_on and not running and not run.starting)
+    window.stop_suite_action.setEnabled(suite_on)
+    window.retry_action.setEnabled(running and c is not None and c.episode.model_error is not None)
+    window.takeover_action.setEnabled(running)
+    window.takeover_action.setChecked(running and c is not None and c.episode.in_takeover)
+    window.approve_action.setEnabled(running and c is not None and c.episode.proposal is not None)

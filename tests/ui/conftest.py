@@ -1,4 +1,8 @@
-"""UI tests run headless (Qt's offscreen platform) on a qasync loop, so async tests drive real widgets."""
+"""UI tests run headless (Qt's offscreen platform) on a qasync loop, so async tests drive real widgets.
+
+Tests that drive the real main window over the bundled tasks open it with :func:`open_window`; those that
+script a model give it :func:`model_settings` for the :func:`model_server` they queue replies on.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,43 @@ import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported anywhere in these tests
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 import qasync
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from osw_studio.agent.base import Agent
+from osw_studio.agent.registry import make_agent
+from osw_studio.settings import ResolvedProfile, Settings
+from osw_studio.tasks import TaskEntry, TaskLibrary
+from osw_studio.tasks.library import BUNDLED_TASKS
+from osw_studio.ui.main_window import MainWindow
+from osw_studio.ui.services import Services
+from tests.fakes.openai_server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
+
+MODELS = ("scripted", "ui-tars")
+"""The models :func:`model_server` answers for."""
+
+
+_LOOPS: list[qasync.QEventLoop] = []
 
 
 def _qt_loop() -> qasync.QEventLoop:
     app = QApplication.instance() or QApplication([])
-    return qasync.QEventLoop(app, already_running=False)
+    loop = qasync.QEventLoop(app, already_running=False)
+    # Every test's loop is kept until the process ends. A closed qasync loop leaves its Qt timers
+    # registered until they fire (a cancelled asyncio timeout's among them, for minutes); were the loop
+    # freed by the garbage collector in a worker thread, Qt could not unregister them there, and the next
+    # one to fire would crash the process (a segfault in QTimerInfoList::activateTimers).
+    _LOOPS.append(loop)
+    return loop
 
 
 def pytest_asyncio_loop_factories(
@@ -35,3 +62,67 @@ def qsettings(tmp_path: Path) -> Iterator[QSettings]:
     settings = QSettings(str(tmp_path / "layout.ini"), QSettings.Format.IniFormat)
     yield settings
     settings.sync()
+
+
+@pytest.fixture
+def model_server() -> Iterator[FakeOpenAIServer]:
+    """A scripted OpenAI-compatible server on loopback (queue the replies the model gives)."""
+    with FakeOpenAIServer(models=list(MODELS)) as server:
+        yield server
+
+
+def model_settings(server: FakeOpenAIServer, model: str = "scripted", **sections: Any) -> Settings:
+    """Settings whose model is ``model`` at ``server``, with a 1280x720 guest; ``sections`` add to them."""
+    evaluation = {"screen_resolution": "1280x720", **sections.pop("evaluation", {})}
+    return Settings.model_validate(
+        {
+            "model_provider": {"base_url": server.base_url, "model": model, "max_retries": 0},
+            "evaluation": evaluation,
+            **sections,
+        }
+    )
+
+
+def _keyed_agent(profile: ResolvedProfile, entry: TaskEntry) -> Agent:
+    return make_agent(profile, task=entry.task, api_key="test-key")
+
+
+class OpenWindow(Protocol):
+    """Opens the main window over the bundled tasks (see :func:`open_window`)."""
+
+    def __call__(self, settings: Settings, *, keyed: bool = True) -> Awaitable[MainWindow]: ...
+
+
+@pytest.fixture
+async def open_window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> AsyncIterator[OpenWindow]:
+    """Open the real main window over the bundled tasks with ``settings``, shown and active.
+
+    Runs go to the test's folder; with ``keyed`` the agent gets a test key (no keyring is asked). Each
+    window opened is shut down at the end of the test, as the app does once its window closes: its run
+    stopped, its sandboxes and env closed.
+    """
+    windows: list[MainWindow] = []
+
+    async def open(settings: Settings, *, keyed: bool = True) -> MainWindow:
+        factory = (
+            (lambda profile, entry: make_agent(profile, task=entry.task, api_key="test-key"))
+            if keyed
+            else None
+        )
+        services = Services(settings, tmp_path / "runs", agent_factory=factory)
+        window = MainWindow(TaskLibrary.from_paths([BUNDLED_TASKS]), services, qsettings=qsettings)
+        windows.append(window)  # not given to qtbot: it would close the window before the shutdown below
+        window.show()
+        window.activateWindow()
+        qtbot.waitExposed(window)
+        return window
+
+    try:
+        yield open
+    finally:
+        for window in windows:
+            try:
+                await window.shutdown()
+            finally:
+                window.close()
+                window.deleteLater()

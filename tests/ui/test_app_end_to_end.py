@@ -4,21 +4,17 @@ show what happened."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
-from osw_studio.agent.registry import make_agent
 from osw_studio.core.actions import Click, Typing
-from osw_studio.settings import Settings
-from osw_studio.tasks import TaskLibrary
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.main_window import MainWindow
-from osw_studio.ui.services import Services
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.ui.conftest import OpenWindow, model_settings
 from tests.ui.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,36 +25,14 @@ def code(line: str) -> Reply:
 
 
 @pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(models=["scripted"]) as server:
-        yield server
-
-
-@pytest.fixture
-async def window(
-    qtbot: QtBot, model_server: FakeOpenAIServer, tmp_path: Path, qsettings: QSettings
-) -> AsyncIterator[MainWindow]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": model_server.base_url, "model": "scripted", "max_retries": 0},
-            "evaluation": {"screen_resolution": "1280x720", "max_steps": 8},
-            "agent": {"observation_type": "screenshot", "history_window": 2},
-        }
+async def window(open_window: OpenWindow, model_server: FakeOpenAIServer) -> MainWindow:
+    return await open_window(
+        model_settings(
+            model_server,
+            evaluation={"max_steps": 8},
+            agent={"observation_type": "screenshot", "history_window": 2},
+        )
     )
-    services = Services(
-        settings,
-        tmp_path / "runs",
-        agent_factory=lambda profile, entry: make_agent(profile, task=entry.task, api_key="test-key"),
-    )
-    library = TaskLibrary.from_paths([ROOT / "tasks"])
-    win = MainWindow(library, services, qsettings=qsettings)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        yield win
-    finally:
-        await win.shutdown()
 
 
 async def test_supervise_a_run_pause_edit_approve_takeover_stop(
@@ -86,7 +60,7 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     await until(lambda: "paused" in status.state_label.text())
     window.approve_action.trigger()
     await until(lambda: len(window.timeline.records) == 1)
-    assert window.controller is not None and window.controller.episode.paused
+    assert window.run_view.controller is not None and window.run_view.controller.episode.paused
     window.pause_action.trigger()  # resume
 
     # step 2: the model wants to type the wrong thing; edit the action in the table, then approve
@@ -116,7 +90,7 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     # the agent proposes again; stop (Shift+F5)
     await until(lambda: inspector.approve_button.isEnabled() and "100, 100" in inspector.output.toPlainText())
     window.stop_action.trigger()
-    result = await window.controller.wait()
+    result = await window.run_view.controller.wait()
 
     # what a person sees
     assert result is not None and result.status == "stopped"
@@ -126,10 +100,10 @@ async def test_supervise_a_run_pause_edit_approve_takeover_stop(
     assert not window.stop_action.isEnabled() and window.run_action.isEnabled()
     assert window.results.visible_tasks() == ["write-hello-file"]  # the Results dock counts the run
     window.history.refresh()
-    assert window.history.runs[0].run_id == window.controller.episode.run_dir.name  # type: ignore[union-attr]
+    assert window.history.runs[0].run_id == window.run_view.controller.episode.run_dir.name  # type: ignore[union-attr]
 
     # what the run store holds
-    store = RunStore(window.controller.episode.run_dir)  # type: ignore[arg-type]
+    store = RunStore(window.run_view.controller.episode.run_dir)  # type: ignore[arg-type]
     steps = list(store.iter_steps())
     assert [s.verdict for s in steps][:2] == ["approved", "edited"]
     assert steps[0].executed == [Click(x=500, y=340)]

@@ -4,57 +4,31 @@ window, even in auto mode, and goes on when they resume it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
-from pytestqt.qtbot import QtBot
 
-from osw_studio.agent.registry import make_agent
 from osw_studio.core.actions import CallUser
-from osw_studio.settings import Settings
-from osw_studio.tasks import TaskLibrary
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.main_window import MainWindow
-from osw_studio.ui.services import Services
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.ui.conftest import OpenWindow, model_settings
 from tests.ui.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(models=["ui-tars"]) as server:
-        yield server
-
-
-@pytest.fixture
-async def window(
-    qtbot: QtBot, model_server: FakeOpenAIServer, tmp_path: Path, qsettings: QSettings
-) -> AsyncIterator[MainWindow]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": model_server.base_url, "model": "ui-tars", "max_retries": 0},
-            "evaluation": {"screen_resolution": "1280x720", "max_steps": 5},
-            "profiles": {"tars": {"preset": "uitars-1.5", "prompts": "own"}},
-            "active_profile": "tars",
-        }
+async def window(open_window: OpenWindow, model_server: FakeOpenAIServer) -> MainWindow:
+    return await open_window(
+        model_settings(
+            model_server,
+            "ui-tars",
+            evaluation={"max_steps": 5},
+            profiles={"tars": {"preset": "uitars-1.5", "prompts": "own"}},
+            active_profile="tars",
+        )
     )
-    services = Services(
-        settings,
-        tmp_path / "runs",
-        agent_factory=lambda profile, entry: make_agent(profile, task=entry.task, api_key="test-key"),
-    )
-    win = MainWindow(TaskLibrary.from_paths([ROOT / "tasks"]), services, qsettings=qsettings)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        yield win
-    finally:
-        await win.shutdown()
 
 
 async def test_a_hand_back_pauses_the_run_for_the_person(
@@ -71,14 +45,14 @@ async def test_a_hand_back_pauses_the_run_for_the_person(
 
     await until(lambda: len(window.timeline.records) == 1, 90)
     await until(lambda: "paused" in status.state_label.text())
-    assert window.controller is not None and window.controller.episode.paused
+    assert window.run_view.controller is not None and window.run_view.controller.episode.paused
     await asyncio.sleep(1.0)  # a run that went on would ask the model again by now
     assert len(model_server.chat_requests) == 1, "the run waits for the person, not for the model"
 
     window.pause_action.trigger()  # the person resumes
-    result = await window.controller.wait()
+    result = await window.run_view.controller.wait()
     assert result is not None and result.status in ("finished", "failed")  # the evaluator judges the file
-    store = RunStore(window.controller.episode.run_dir)  # type: ignore[arg-type]
+    store = RunStore(window.run_view.controller.episode.run_dir)  # type: ignore[arg-type]
     steps = list(store.iter_steps())
     assert steps[0].executed == [CallUser()] and steps[1].executed[0].kind == "done"
     assert store.meta.model_dump()["prompt"] == {"source": "own", "faithful": False}

@@ -117,7 +117,7 @@ async def test_results_dock_shows_the_runs_and_opens_one_in_the_timeline(window:
 async def test_results_refresh_when_a_run_finishes(window: MainWindow) -> None:
     # the newest run of that task failed
     add_run(window.services.runs_dir, "write-hello-file", "os", 0.0, started=None)
-    window._on_episode_finished(
+    window.run_view._on_episode_finished(
         EpisodeResult(success=False, score=0.0, steps=2, task_id="write-hello-file", status="finished")
     )
     assert ["os", "1", "0", "0.0%"] in table_rows(window)
@@ -219,7 +219,9 @@ async def test_a_moved_dock_is_where_it_was_left_after_a_restart(qtbot: QtBot, t
 
 async def test_the_timeline_is_a_strip_of_whole_thumbnails(window: MainWindow) -> None:
     window.resize(1600, 960)
-    window.open_run(next(run for run in window.history.runs if run.meta.task_id == "fix-greeting-typo"))
+    window.run_view.open_run(
+        next(run for run in window.history.runs if run.meta.task_id == "fix-greeting-typo")
+    )
     timeline = window.timeline
     await until(lambda: timeline.count() == 3 and timeline.isVisible())
     assert timeline.iconSize().height() == 120

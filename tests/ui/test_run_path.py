@@ -1,26 +1,32 @@
 """The app's run path is the CLI's: F5 plans its episode with the run planner, the task's folder travels with
 the task into the env's reset (so ``download`` steps find their files), and each run starts on a fresh
-desktop unless the settings keep it."""
+desktop unless the settings keep it.
+
+Bundled tasks run through F5 in one window, as a person would run them one after the other: in
+``make test`` the few that together use every domain, setup step type, metric, getter and action kind of
+the bundled suite (:func:`cover_set`); every one of them with ``make test-qt-long``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
-from pytestqt.qtbot import QtBot
 
+from osw_studio.envs.desktops import get_profile
 from osw_studio.envs.local import LocalEnv
 from osw_studio.settings import Settings
-from osw_studio.tasks import TaskLibrary
+from osw_studio.tasks import TaskEntry, TaskLibrary
+from osw_studio.tasks.library import BUNDLED_TASKS
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.main_window import MainWindow
 from osw_studio.ui.services import Services
+from tests.ui.conftest import OpenWindow
 from tests.ui.waiting import until
 
-ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = TaskLibrary.from_paths([ROOT / "tasks"])
+BUNDLED = TaskLibrary.from_paths([BUNDLED_TASKS])
 
 pytestmark = pytest.mark.xvfb
 
@@ -37,22 +43,9 @@ def replay_settings(screen: str = "1280x720", **environment: object) -> Settings
     )
 
 
-async def open_window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings, settings: Settings) -> MainWindow:
-    services = Services(settings, tmp_path / "runs")
-    window = MainWindow(BUNDLED, services, qsettings=qsettings)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
-
-
 @pytest.fixture
-async def window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> AsyncIterator[MainWindow]:
-    win = await open_window(qtbot, tmp_path, qsettings, replay_settings())
-    try:
-        yield win
-    finally:
-        await win.shutdown()
+async def window(open_window: OpenWindow) -> MainWindow:
+    return await open_window(replay_settings(), keyed=False)
 
 
 async def press_f5(window: MainWindow, task_id: str, seconds: float = 120) -> RunStore:
@@ -60,12 +53,12 @@ async def press_f5(window: MainWindow, task_id: str, seconds: float = 120) -> Ru
     assert window.tasks.select_task(task_id)
     await until(lambda: window.run_action.isEnabled(), 30)
     window.run_action.trigger()
-    await until(lambda: window.controller is not None and window.controller.running, 60)
-    assert window.controller is not None
-    result = await window.controller.wait()
+    await until(lambda: window.run_view.controller is not None and window.run_view.controller.running, 60)
+    assert window.run_view.controller is not None
+    result = await window.run_view.controller.wait()
     await until(lambda: window.run_action.isEnabled(), 10)
     assert result is not None
-    run_dir = window.controller.episode.run_dir
+    run_dir = window.run_view.controller.episode.run_dir
     assert run_dir is not None
     return RunStore(run_dir)
 
@@ -92,10 +85,13 @@ async def test_two_runs_in_a_row_start_from_fresh_desktops(window: MainWindow) -
     out = await first.guest.execute('cat "$HOME/Desktop/hello.txt"', shell=True)
     assert out.output == "hello\n"  # the first run left its file (and its terminal) behind
     first_pids = first.pids()
+    # the next run's desktop started while the first run ran, so F5 need not wait for one
+    await until(lambda: window.services.spare is not None, 90)
+    spare = window.services.spare
 
     store = await press_f5(window, "count-error-lines")
     second = window.services.env
-    assert isinstance(second, LocalEnv) and second is not first
+    assert isinstance(second, LocalEnv) and second is not first and second is spare
     assert not first.pids() and first_pids  # every process of the first desktop is gone
     gone = await second.guest.execute('test -e "$HOME/Desktop/hello.txt"; echo $?', shell=True)
     assert gone.output.strip() == "1"  # nothing of the first task's desktop is left
@@ -103,45 +99,122 @@ async def test_two_runs_in_a_row_start_from_fresh_desktops(window: MainWindow) -
     assert window.viewer.stream is not None and window.viewer.stream.base_url == second.url
 
 
-async def test_keep_desktop_chains_runs_on_one_desktop(
-    qtbot: QtBot, tmp_path: Path, qsettings: QSettings
-) -> None:
-    window = await open_window(qtbot, tmp_path, qsettings, replay_settings(keep_desktop=True))
+async def test_keep_desktop_chains_runs_on_one_desktop(open_window: OpenWindow) -> None:
+    window = await open_window(replay_settings(keep_desktop=True), keyed=False)
+    await press_f5(window, "write-hello-file")
+    first = window.services.env
+    await press_f5(window, "count-error-lines")
+    assert window.services.env is first and window.services.spare is None  # no desktop is started ahead
+    assert first is not None
+    out = await first.guest.execute('cat "$HOME/Desktop/hello.txt"', shell=True)
+    assert out.output == "hello\n"  # the first run's work is still there for the next
+
+
+async def test_a_spare_desktop_started_for_other_settings_is_stopped_not_used(tmp_path: Path) -> None:
+    settings = replay_settings()
+    services = Services(settings, tmp_path / "runs")
     try:
-        await press_f5(window, "write-hello-file")
-        first = window.services.env
-        await press_f5(window, "count-error-lines")
-        assert window.services.env is first
-        assert first is not None
-        out = await first.guest.execute('cat "$HOME/Desktop/hello.txt"', shell=True)
-        assert out.output == "hello\n"  # the first run's work is still there for the next
+        first = await services.fresh_env()
+        services.prepare_spare()
+        await until(lambda: services.spare is not None, 90)
+        spare = services.spare
+        assert isinstance(spare, LocalEnv) and spare.pids()
+        settings.evaluation = settings.evaluation.model_copy(update={"screen_resolution": (1024, 768)})
+        second = await services.fresh_env()
+        assert second is not spare and second.screen_size == (1024, 768)
+        assert not spare.pids() and isinstance(first, LocalEnv) and not first.pids()
     finally:
-        await window.shutdown()
+        await services.aclose()
+    assert isinstance(second, LocalEnv) and not second.pids()
+
+
+def features(entry: TaskEntry) -> set[tuple[str, str]]:
+    """What running ``entry`` exercises: its domain, setup step types, metrics, getters, action kinds."""
+    task = entry.task
+    funcs = task.evaluator.func if isinstance(task.evaluator.func, list) else [task.evaluator.func]
+    results = task.evaluator.result if isinstance(task.evaluator.result, list) else [task.evaluator.result]
+    found = {("domain", entry.domain)} | {("setup", step.type) for step in task.config}
+    found |= {("metric", func) for func in funcs}
+    found |= {("getter", str(result.type)) for result in results if result is not None}
+    found |= {("action", action.kind) for step in task.solution or [] for action in step.actions}
+    return found
+
+
+def cover_set(entries: Iterable[TaskEntry]) -> list[TaskEntry]:
+    """A few entries that together exercise every feature of ``entries`` (greedy, in id order on ties)."""
+    pool = sorted(entries, key=lambda e: e.task.id)
+    left = set().union(*(features(e) for e in pool))
+    chosen: list[TaskEntry] = []
+    while left:
+        best = max(pool, key=lambda e: len(features(e) & left))  # max keeps the first of equals
+        chosen.append(best)
+        left -= features(best)
+    return chosen
+
+
+async def f5_each(window: MainWindow, entries: Iterable[TaskEntry]) -> dict[str, object]:
+    """F5 on each entry in turn, each on a fresh desktop; each task's (status, score)."""
+    scores: dict[str, object] = {}
+    for entry in entries:
+        result = (await press_f5(window, entry.task.id, seconds=240)).result
+        scores[entry.task.id] = (result.status, result.score) if result else None
+    return scores
+
+
+STUDIO = [entry for entry in BUNDLED if entry.task.desktop is None]
+"""The bundled tasks of the studio desktop; the OSWorld desktop's are checked by ``tasks check``
+(tests/tasks/test_bundled_suite.py), and one of them through F5 below."""
+
+
+def test_the_cover_set_exercises_every_feature_of_the_bundled_tasks() -> None:
+    chosen = cover_set(STUDIO)
+    every = set().union(*(features(e) for e in STUDIO))
+    assert set().union(*(features(e) for e in chosen)) == every
+    assert {kind for what, kind in every if what == "setup"} >= {"download", "execute", "launch"}
+    assert len(chosen) <= 8 < len(STUDIO)  # what makes it affordable in make test
+
+
+# Gnumeric's xlsx files carry no default style; openpyxl warns while the evaluator reads them, and the
+# strict warning filter would turn that into a failed read.
+XLSX_WARNING = "ignore:Workbook contains no default style:UserWarning"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.filterwarnings(XLSX_WARNING)
+async def test_bundled_tasks_covering_every_feature_score_one_through_f5(open_window: OpenWindow) -> None:
+    # on the screen the bundled solutions were recorded on (as `osw-studio tasks check` uses)
+    window = await open_window(replay_settings("1920x1080"), keyed=False)
+    chosen = cover_set(STUDIO)
+    scores = await f5_each(window, chosen)
+    assert list(scores) == [e.task.id for e in chosen]
+    failed = {task: got for task, got in scores.items() if got != ("finished", 1.0)}
+    assert not failed, failed
+
+
+@pytest.mark.timeout(600)
+async def test_a_task_that_names_the_osworld_desktop_runs_there_through_f5(open_window: OpenWindow) -> None:
+    # the settings say studio; the task says osworld: F5 starts the OSWorld desktop for it
+    missing = get_profile("osworld").missing()
+    if missing:
+        message = f"the OSWorld desktop's programs are missing ({', '.join(missing)}): make setup-osworld"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    window = await open_window(replay_settings("1920x1080"), keyed=False)
+    entry = BUNDLED.get("open-saved-recipe")
+    assert entry.task.desktop == "osworld" and window.services.settings.environment.desktop == "studio"
+    scores = await f5_each(window, [entry])
+    assert scores == {"open-saved-recipe": ("finished", 1.0)}
+    env = window.services.env
+    assert isinstance(env, LocalEnv) and (env.session.home / ".local" / "bin" / "google-chrome").exists()
 
 
 @pytest.mark.slow
 @pytest.mark.qt_many_windows
 @pytest.mark.timeout(3600)
-# Gnumeric's xlsx files carry no default style; openpyxl warns while the evaluator reads them, and the
-# strict warning filter would turn that into a failed read.
-@pytest.mark.filterwarnings("ignore:Workbook contains no default style:UserWarning")
-async def test_every_bundled_task_scores_one_through_f5(
-    qtbot: QtBot, tmp_path: Path, qsettings: QSettings
-) -> None:
-    # one window, as a person would use it: F5 on each task in turn, each on a fresh desktop, on the
-    # screen the bundled solutions were recorded on (as `osw-studio tasks check` uses)
-    window = await open_window(qtbot, tmp_path, qsettings, replay_settings("1920x1080"))
-    # The window runs every task on the settings' desktop (studio here); the OSWorld desktop's bundled
-    # tasks are checked by `osw-studio tasks check` (tests/tasks/test_bundled_suite.py).
-    studio = [entry for entry in BUNDLED if entry.task.desktop is None]
-    scores: dict[str, object] = {}
-    try:
-        for entry in sorted(studio, key=lambda e: e.task.id):
-            store = await press_f5(window, entry.task.id, seconds=240)
-            result = store.result
-            scores[entry.task.id] = (result.status, result.score) if result else None
-    finally:
-        await window.shutdown()
-    assert len(scores) == len(studio) >= 40
+@pytest.mark.filterwarnings(XLSX_WARNING)
+async def test_every_bundled_task_scores_one_through_f5(open_window: OpenWindow) -> None:
+    # one window, as a person would use it: F5 on each task in turn, each on a fresh desktop
+    window = await open_window(replay_settings("1920x1080"), keyed=False)
+    scores = await f5_each(window, sorted(BUNDLED, key=lambda e: e.task.id))
+    assert len(scores) == len(BUNDLED) >= 40
     failed = {task: got for task, got in scores.items() if got != ("finished", 1.0)}
     assert not failed, failed

@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QPushButton
 from pytestqt.qtbot import QtBot
 
 from osw_studio.settings import Settings, load_settings
+from osw_studio.tasks import TaskLibrary
+from osw_studio.tasks.library import BUNDLED_TASKS, task_sources
+from osw_studio.ui.main_window import MainWindow
+from osw_studio.ui.services import Services
 from osw_studio.ui.settings_dialog import SettingsDialog
 from tests.fakes.memory_keyring import MemoryKeyring
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -128,3 +135,70 @@ def test_the_osworld_desktop_is_a_setting_the_app_and_the_cli_share(
     again = _dialog(qtbot, load_settings(path))
     again.provider.setCurrentText("docker")
     assert not again.desktop.isEnabled()
+
+
+async def test_the_task_suite_field_is_checked_saved_and_the_task_list_reloads_from_it(
+    qtbot: QtBot,
+    tmp_path: Path,
+    qsettings: QSettings,
+    memory_keyring: MemoryKeyring,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a suite of the person's own: one task (a bundled one under another id)
+    suite = tmp_path / "my-suite"
+    (suite / "os").mkdir(parents=True)
+    task = json.loads((BUNDLED_TASKS / "os" / "write-hello-file.json").read_text(encoding="utf-8"))
+    (suite / "os" / "my-own-task.json").write_text(
+        json.dumps({**task, "id": "my-own-task"}), encoding="utf-8"
+    )
+    (tmp_path / "empty").mkdir()
+    path = tmp_path / "settings.json"
+    path.write_text("{}", encoding="utf-8")
+    settings = load_settings(path)
+    window = MainWindow(
+        TaskLibrary.from_paths(task_sources(None)), Services(settings, tmp_path / "runs"), qsettings=qsettings
+    )
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    bundled = len(window.library)
+    assert not window.tasks.select_task("my-own-task")
+
+    dialog = window.open_settings()
+    assert dialog.task_suite.text() == "" and dialog.task_suite.placeholderText() == "the bundled tasks only"
+    buttons = dialog.findChild(QDialogButtonBox)
+    assert buttons is not None
+    save = buttons.button(QDialogButtonBox.StandardButton.Save)
+
+    dialog.task_suite.setText(str(tmp_path / "nowhere"))
+    save.click()  # refused, and the dialog says why
+    assert dialog.isVisible() and "does not exist" in dialog.error.text()
+
+    picked = [str(tmp_path / "empty")]
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *_args: picked.pop(0))
+    folder_button = dialog.findChild(QPushButton, "browseSuiteFolder")
+    assert folder_button is not None
+    folder_button.click()  # Folder…: a folder without tasks
+    assert dialog.task_suite.text() == str(tmp_path / "empty")
+    save.click()
+    assert dialog.isVisible() and "no task could be loaded" in dialog.error.text()
+    assert settings.evaluation.task_suite is None and not window.tasks.select_task("my-own-task")
+
+    picked.append(str(suite))
+    folder_button.click()
+    save.click()
+    assert not dialog.isVisible()
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["evaluation"]["task_suite"] == str(suite)
+    # the task list now shows the suite's task beside the bundled ones
+    assert f"{bundled + 1} tasks from {suite}" in window.status.currentMessage()
+    assert window.tasks.select_task("my-own-task") and window.tasks.select_task("write-hello-file")
+    assert len(window.library) == bundled + 1
+
+    again = window.open_settings()  # the saved suite is shown again; emptying it lists the bundled ones
+    assert again.task_suite.text() == str(suite)
+    again.task_suite.clear()
+    again.save()
+    assert not window.tasks.select_task("my-own-task") and len(window.library) == bundled
+    assert "task_suite" not in json.loads(path.read_text(encoding="utf-8")).get("evaluation", {})
+    await window.shutdown()

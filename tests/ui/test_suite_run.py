@@ -64,17 +64,17 @@ async def test_a_suite_runs_from_the_dialog_and_its_results_fill_in(
     dialog.set_suite(str(tmp_path / "nowhere.json"))
     dialog.run_button.click()
     assert "no such suite" in dialog.message.text() and "Traceback" not in dialog.message.text()
-    assert dialog.isVisible() and not window.suite_running
+    assert dialog.isVisible() and not window.suite_view.running
     dialog.reject()
 
     suite, out = write_suite(tmp_path / "suite", 3), tmp_path / "out"
     dialog = open_dialog(window, suite, out, envs=2)
     dialog.run_button.click()
-    assert not dialog.isVisible() and window.suite_running
+    assert not dialog.isVisible() and window.suite_view.running
     # while the suite runs, no single task can start, and Stop stops the suite
     assert not window.run_action.isEnabled() and not window.suite_action.isEnabled()
-    assert window.stop_action.isEnabled() and window.suite_progress.isVisible()
-    run = window.suite_run
+    assert window.stop_action.isEnabled() and window.suite_view.progress.isVisible()
+    run = window.suite_view.run
     assert run is not None
     totals: list[int] = []
 
@@ -83,7 +83,7 @@ async def test_a_suite_runs_from_the_dialog_and_its_results_fill_in(
         totals.append(window.results.stats.total.tasks)
 
     run.task_finished.connect(seen)
-    await until(lambda: not window.suite_running, 180)
+    await until(lambda: not window.suite_view.running, 180)
 
     # the Results dock refreshed as each task finished (two envs may finish together)
     assert len(totals) == 3 and totals == sorted(totals) and totals[0] >= 1 and totals[-1] == 3
@@ -93,8 +93,8 @@ async def test_a_suite_runs_from_the_dialog_and_its_results_fill_in(
     assert table_rows(window)[-1] == ["total", "3", "3", "100.0%", "0"]
     summary = json.loads((out / "summary.json").read_text())
     assert [t["score"] for t in summary["tasks"]] == [1.0, 1.0, 1.0] and summary["sessions"][0]["envs"] == 2
-    assert window.suite_progress.label.text().startswith("suite 3/3 · ok 3")
-    assert not window.suite_progress.isVisible()
+    assert window.suite_view.progress.label.text().startswith("suite 3/3 · ok 3")
+    assert not window.suite_view.progress.isVisible()
     assert window.status.currentMessage() == f"Suite finished: 3 of 3 tasks solved; results in {out}"
     assert window.run_action.isEnabled() and window.suite_action.isEnabled()
 
@@ -111,11 +111,11 @@ async def test_a_suite_runs_from_the_dialog_and_its_results_fill_in(
 async def test_stop_ends_the_suite_and_leaves_the_rest_unscored(window: MainWindow, tmp_path: Path) -> None:
     suite, out = write_suite(tmp_path / "suite", 4), tmp_path / "out"
     open_dialog(window, suite, out, envs=1).run_button.click()
-    assert window.suite_running
+    assert window.suite_view.running
     await until(lambda: window.results.stats is not None and window.results.stats.total.tasks >= 1, 120)
-    window.suite_progress.stop_button.click()
-    assert "stopping" in window.suite_progress.label.text()
-    await until(lambda: not window.suite_running, 60)
+    window.suite_view.progress.stop_button.click()
+    assert "stopping" in window.suite_view.progress.label.text()
+    await until(lambda: not window.suite_view.running, 60)
 
     summary = json.loads((out / "summary.json").read_text())
     scored = [t["task_id"] for t in summary["tasks"] if t["score"] is not None]
@@ -132,9 +132,9 @@ async def test_a_suite_that_cannot_write_its_output_says_why(window: MainWindow,
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     open_dialog(window, write_suite(tmp_path / "suite", 2), blocker / "out", envs=1).run_button.click()
-    await until(lambda: not window.suite_running, 30)
+    await until(lambda: not window.suite_view.running, 30)
     (title, body), *_ = shown
     assert title == "Store error"
     assert "cannot create the output folder" in body and str(blocker / "out") in body
     assert "Traceback" not in body and window.status.currentMessage() == "The suite did not run."
-    assert not window.suite_progress.isVisible() and window.run_action.isEnabled()
+    assert not window.suite_view.progress.isVisible() and window.run_action.isEnabled()

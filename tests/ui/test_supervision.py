@@ -4,25 +4,21 @@ authoring window quits the app without leaving a process behind."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from osw_studio.agent.registry import make_agent
 from osw_studio.core.actions import Typing
 from osw_studio.envs.local import LocalEnv
-from osw_studio.settings import Settings
-from osw_studio.tasks import TaskLibrary
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.main_window import MainWindow
-from osw_studio.ui.services import Services
 from tests.envs.test_local import gone_within
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.ui.conftest import OpenWindow, model_settings
 from tests.ui.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,36 +31,14 @@ def code(line: str) -> Reply:
 
 
 @pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(models=["scripted"]) as server:
-        yield server
-
-
-@pytest.fixture
-async def window(
-    qtbot: QtBot, model_server: FakeOpenAIServer, tmp_path: Path, qsettings: QSettings
-) -> AsyncIterator[MainWindow]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": model_server.base_url, "model": "scripted", "max_retries": 0},
-            "evaluation": {"screen_resolution": "1280x720", "max_steps": 6},
-            "agent": {"observation_type": "screenshot", "history_window": 2},
-        }
+async def window(open_window: OpenWindow, model_server: FakeOpenAIServer) -> MainWindow:
+    return await open_window(
+        model_settings(
+            model_server,
+            evaluation={"max_steps": 6},
+            agent={"observation_type": "screenshot", "history_window": 2},
+        )
     )
-    services = Services(
-        settings,
-        tmp_path / "runs",
-        agent_factory=lambda profile, entry: make_agent(profile, task=entry.task, api_key="test-key"),
-    )
-    win = MainWindow(TaskLibrary.from_paths([ROOT / "tasks"]), services, qsettings=qsettings)
-    qtbot.addWidget(win)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    try:
-        yield win
-    finally:
-        await win.shutdown()
 
 
 async def start_approve_run(window: MainWindow, task_id: str) -> None:
@@ -105,11 +79,11 @@ async def test_enter_in_an_edited_cell_runs_and_records_the_edit(
     assert window.timeline.marks()[:2] == ["approved", "edited"]
     await until(lambda: inspector.approve_button.isEnabled() and "100, 100" in inspector.output.toPlainText())
     window.stop_action.trigger()
-    assert window.controller is not None
-    await window.controller.wait()
+    assert window.run_view.controller is not None
+    await window.run_view.controller.wait()
 
     # what steps.jsonl records: the person's version ran, the model's proposal kept beside it
-    store = RunStore(window.controller.episode.run_dir)  # type: ignore[arg-type]
+    store = RunStore(window.run_view.controller.episode.run_dir)  # type: ignore[arg-type]
     step = list(store.iter_steps())[1]
     assert step.verdict == "edited" and step.source == "agent"
     assert step.proposed == [Typing(text="echo wrong > ~/Desktop/hello.txt\n")]
@@ -131,9 +105,11 @@ async def test_an_invalid_edit_is_never_approved_and_auto_mode_runs_a_valid_one(
     inspector.editor.table.item(0, 1).setText('{"x": "left", "y": 10}')
     window.approve_action.trigger()
     assert inspector.error.isVisible() and "action 1" in inspector.error.text()
-    assert window.controller is not None and window.controller.episode.proposal is not None  # not run
+    assert (
+        window.run_view.controller is not None and window.run_view.controller.episode.proposal is not None
+    )  # not run
     window.mode.setCurrentText("auto")  # auto must not run the original over a broken edit
-    assert window.mode.currentText() == "approve" and window.controller.episode.proposal is not None
+    assert window.mode.currentText() == "approve" and window.run_view.controller.episode.proposal is not None
 
     inspector.editor.table.item(0, 1).setText('{"x": 640, "y": 360}')
     window.mode.setCurrentText("auto")  # a valid edit runs first, then the run goes on by itself
@@ -142,7 +118,7 @@ async def test_an_invalid_edit_is_never_approved_and_auto_mode_runs_a_valid_one(
     assert first.verdict == "edited" and first.executed[0].point == (640, 360)
     assert inspector.title.text().startswith("Step 1 · edited") or len(window.timeline.records) > 1
     window.stop_action.trigger()
-    await window.controller.wait()
+    await window.run_view.controller.wait()
 
 
 async def test_a_word_typed_during_a_takeover_is_one_typing_step(
@@ -168,10 +144,10 @@ async def test_a_word_typed_during_a_takeover_is_one_typing_step(
     window.takeover_action.trigger()
     await until(lambda: not canvas.takeover)
     window.stop_action.trigger()
-    assert window.controller is not None
-    await window.controller.wait()
+    assert window.run_view.controller is not None
+    await window.run_view.controller.wait()
 
-    store = RunStore(window.controller.episode.run_dir)  # type: ignore[arg-type]
+    store = RunStore(window.run_view.controller.episode.run_dir)  # type: ignore[arg-type]
     human = [s for s in store.iter_steps() if s.source == "human"]
     assert len(human) == 1
     assert human[0].executed == [Typing(text="echo typed > ~/Desktop/hello.txt\n")]
@@ -221,12 +197,14 @@ async def test_a_failed_model_call_holds_the_run_until_run_retry_model_call(
     window.mode.setCurrentText("approve")
     window.run_action.trigger()
     await until(lambda: window.retry_action.isEnabled(), 60)
-    assert window.controller is not None and window.controller.running  # held, not ended in error
+    assert (
+        window.run_view.controller is not None and window.run_view.controller.running
+    )  # held, not ended in error
     assert "Retry model call" in window.status.currentMessage()
     window.retry_action.trigger()
     await until(lambda: window.inspector.approve_button.isEnabled(), 30)
     assert "500, 340" in window.inspector.output.toPlainText()
     assert not window.retry_action.isEnabled()
     window.stop_action.trigger()
-    result = await window.controller.wait()
+    result = await window.run_view.controller.wait()
     assert result is not None and result.status == "stopped"

@@ -124,7 +124,7 @@ async def test_the_window_uses_the_vnc_port_and_password_from_the_settings(
     window.show()
     env = await RemoteEnv.open(url_of(guest))
     try:
-        await window.watch_env(env)
+        await window.run_view.watch_env(env)
         viewer = window.viewer
         await until(lambda: shown_colour(viewer) == QColor(255, 0, 255))
         assert f"vnc 127.0.0.1:{vnc_locked_port}" in viewer.source_label.text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QKeyEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -214,3 +214,28 @@ def test_error_reporter_shows_what_to_do_never_a_traceback(qtbot: QtBot) -> None
     reporter.excepthook(ZeroDivisionError, ZeroDivisionError("division by zero"), None)
     qtbot.waitUntil(lambda: len(shown) == 2)
     assert shown[1][0] == "Unexpected error" and "Please report it" in shown[1][1]
+
+
+async def test_a_thumbnail_decoded_after_the_timeline_was_cleared_is_dropped(qtbot: QtBot) -> None:
+    timeline = Timeline()
+    qtbot.addWidget(timeline)
+    screen = QImage(640, 360, QImage.Format.Format_RGB32)
+    screen.fill(QColor("#e04040"))
+    png = QByteArray()
+    buffer = QBuffer(png)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    assert screen.save(buffer, "PNG")
+
+    def icon_of(row: int) -> QImage:
+        return timeline.item(row).icon().pixmap(timeline.iconSize()).toImage()
+
+    timeline.add_step(StepRecord(index=1), screenshot=bytes(png.data()))
+    placeholder = icon_of(0)
+    timeline.clear_steps()  # a new run starts while the last run's thumbnail is still being decoded
+    timeline.add_step(StepRecord(index=1))
+    await timeline.thumbnails_ready()
+    assert icon_of(0) == placeholder  # the new run's step keeps its own (empty) thumbnail
+
+    timeline.add_step(StepRecord(index=2), screenshot=bytes(png.data()))
+    await timeline.thumbnails_ready()
+    assert icon_of(1) != placeholder  # a thumbnail of a step still shown does arrive
