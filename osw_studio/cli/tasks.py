@@ -33,7 +33,8 @@ def register(subparsers: Any) -> None:
     check = sub.add_parser(
         "check",
         help="run each task's reference solution (must score 1.0) and nothing (must score 0.0)",
-        description="Check tasks on local sandboxes: set up, replay the reference solution and evaluate "
+        description="Check tasks on fresh guests (local sandboxes, or containers with --provider docker): "
+        "set up, replay the reference solution and evaluate "
         "(must score 1.0); set up, do nothing and evaluate (must score 0.0). A task without a solution "
         "gets only the second check. Prints one line per task (`PASS <id> solution=1.0 empty=0.0 "
         "(12.3s)`, `FAIL <id>: why`, or `SKIP <id>: why` for a file missing from the asset cache or an "
@@ -45,7 +46,16 @@ def register(subparsers: Any) -> None:
     check.add_argument(
         "--desktop",
         choices=["studio", "osworld"],
-        help="the sandboxes' applications (default: the settings' environment.desktop)",
+        help="the guests' applications (default: the settings' environment.desktop)",
+    )
+    check.add_argument(
+        "--provider",
+        nargs="+",
+        metavar="WORD",
+        default=["local"],
+        help="where the fresh guests come from: `local` (sandboxes on this machine, the default) or "
+        "`docker [KEY=VALUE...]` (a container of the guest image per run; with --desktop osworld the "
+        "image of packaging/guest-image/build.sh --desktop osworld)",
     )
     check.add_argument(
         "--require-solution", action="store_true", help="a task without a reference solution fails"
@@ -92,7 +102,8 @@ def _check(args: argparse.Namespace) -> int:
     import time
     import warnings
 
-    from osw_studio.core.errors import TaskError
+    from osw_studio.core.errors import GuestError, TaskError
+    from osw_studio.envs.choice import parse_provider, with_desktop
     from osw_studio.envs.desktops import get_profile
     from osw_studio.envs.setup import setup_options
     from osw_studio.runner.check import CheckResult, check_tasks
@@ -120,9 +131,19 @@ def _check(args: argparse.Namespace) -> int:
         print(visible(result.line()), flush=True)
 
     settings = load_settings(args.config)
-    desktop = args.desktop or settings.environment.desktop
+    choice = parse_provider(with_desktop(args.provider, args.desktop or settings.environment.desktop))
+    if choice.provider == "remote":
+        raise GuestError(
+            "tasks check needs a fresh guest for every run, which running guest servers are not",
+            hint="use --provider local or --provider docker",
+        )
+    (options,) = choice.env_options(args.envs)[:1]
+    desktop = str(options.get("desktop", "studio"))
     profile = get_profile(desktop)
-    profile.check()
+    if choice.provider == "local":
+        profile.check()
+    elif choice.provider == "docker" and options.get("mode") == "studio":
+        profile = profile.in_image()  # the image build checked its programs
     setup = setup_options(settings)
     started = time.perf_counter()
     results = asyncio.run(
@@ -132,15 +153,19 @@ def _check(args: argparse.Namespace) -> int:
             on_result=show,
             require_solution=args.require_solution,
             assets=setup.assets,
-            apps=profile,
-            desktop=desktop,
+            apps=profile if choice.provider in ("local", "docker") else None,
+            provider=choice.provider,
             setup=setup,
+            **options,
         )
     )
     passed = sum(r.status == "PASS" for r in results)
     skipped = sum(r.status == "SKIP" for r in results)
     failed = len(results) - passed - skipped + len(report.errors)
     elapsed = time.perf_counter() - started
-    print(f"checked {len(results)} tasks on the {desktop} desktop in {elapsed:.1f}s", flush=True)
+    print(
+        f"checked {len(results)} tasks on the {desktop} desktop ({choice.label}) in {elapsed:.1f}s",
+        flush=True,
+    )
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
