@@ -679,12 +679,13 @@ class LocalProvider:
         retry: RetryPolicy | None = None,
         network: str | None = None,
         desktop: str | None = None,
+        ready_timeout: float | None = None,
         **client_options: Any,
     ) -> LocalEnv:
         """Start a desktop and its guest server; return the env once the server is ready.
 
-        ``network`` and ``desktop`` override the provider's for this env (``--provider local
-        network=outbound desktop=osworld``).
+        ``network``, ``desktop`` and ``ready_timeout`` override the provider's for this env
+        (``--provider local network=outbound desktop=osworld``).
 
         Raises:
             GuestError: If a part does not start (naming it and quoting its log), or ``network`` is
@@ -699,7 +700,14 @@ class LocalProvider:
         session = LocalSession(sandbox=self.sandbox, keep=self.keep, network=network)
         try:
             profile.prepare(session.home, session.home / ".local" / "bin")
-            env = await self._start(session, screen or self.screen, setup, retry, client_options)
+            env = await self._start(
+                session,
+                screen or self.screen,
+                setup,
+                retry,
+                client_options,
+                ready_timeout or self.ready_timeout,
+            )
         except BaseException:
             session.kill()
             raise
@@ -712,8 +720,9 @@ class LocalProvider:
         setup: SetupOptions | None,
         retry: RetryPolicy | None,
         client_options: dict[str, Any],
+        limit: float,
     ) -> LocalEnv:
-        timeout = self.ready_timeout
+        timeout = limit
         await session.start_display(screen, timeout)
         session.spawn("openbox", ["openbox", "--sm-disable"], session.environment())
         bus = await session.start_bus(timeout)
