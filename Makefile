@@ -50,7 +50,7 @@ test-qt-long: setup
 	$(XVFB) $(BIN)/pytest tests/ui -m qt_many_windows $(PYTEST_ARGS)
 
 # The Docker guest image with the OSWorld desktop (build.sh --desktop osworld; about 1.5 GB of packages,
-# 20-40 minutes the first time, cached after) and OSWorld's tasks in its containers. Needs root (dockerd).
+# some 10-15 minutes the first time, cached after) and OSWorld's tasks in its containers. Needs root (dockerd).
 test-docker-osworld: setup
 	OSW_TEST_OSWORLD_IMAGE=1 $(BIN)/pytest tests/docker -m osworld_image $(PYTEST_ARGS)
 

@@ -144,7 +144,8 @@ cp "$here/Dockerfile" "$here/apt-packages.txt" "$here/requirements.txt" "$here/s
 # The guest server's wheels, built here (where pip is configured to reach an index) and cached by the
 # requirements' hash: the image build itself then needs no network for Python packages.
 python="${PYTHON:-$repo/.venv/bin/python}"
-[ -x "$python" ] || python=python3
+# A venv made by uv has no pip: then the system's Python 3 (with python3-pip) builds the wheels.
+{ [ -x "$python" ] && "$python" -m pip --version >/dev/null 2>&1; } || python=python3
 "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || {
     echo "build.sh: $python is not Python 3.11 (the image's); set PYTHON to a Python 3.11 with pip" >&2; exit 1; }
 wheels_key="$( (cat "$here/requirements.txt"; "$python" -c 'import sys; print(sys.version_info[:2])') | sha256sum | cut -c1-16)"
