@@ -62,8 +62,9 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--desktop",
         choices=["studio", "osworld"],
-        help="the local sandbox's applications: studio (the bundled tasks') or osworld (OSWorld's; "
-        "make setup-osworld). Default: the settings' environment.desktop",
+        help="the guest's applications: studio (the bundled tasks') or osworld (OSWorld's; make "
+        "setup-osworld for local, build.sh --desktop osworld for docker). Default: the settings' "
+        "environment.desktop",
     )
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
