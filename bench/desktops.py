@@ -291,9 +291,12 @@ async def main() -> None:
             print(f"skipping {provider}: {reason}", flush=True)
             continue
         print(f"measuring {provider} ...", flush=True)
+        started = load_average()
         row = await one_env(provider, options, setup_task, args.runs)
         row["suite"] = [await suite(provider, options, entries, n) for n in args.envs]
         row["holds"] = capacity(row, row["suite"])
+        row["load_average"] = {"before": started, "after": load_average()}
+        row["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         rows[provider] = row
     load_after = load_average()
 
@@ -334,14 +337,15 @@ async def main() -> None:
             for line in s["failed"]:
                 print(f"  {name} --envs {s['envs']}: {line}")
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    # A run of some providers keeps the rows of the others (each row says when and under what load).
+    kept = {k: v for k, v in data.get("desktops", {}).items() if k in PROVIDERS and k not in rows}
     data["desktops"] = {
         "runs": args.runs,
         "sample": list(SAMPLE),
         "setup_task": SETUP_TASK,
-        "load_average_before": load_before,
-        "load_average_after": load_after,
         "cores": os.cpu_count(),
         "mem_total_mb": round(mem_total_mb()),
+        **kept,
         **rows,
     }
     RESULTS.write_text(json.dumps(data, indent=2) + "\n")
