@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 
 _LIVE: dict[str, Any] = {}
 """Container id -> container, for removal at exit."""
+_FOLDERS: set[Path] = set()
+"""The socket folders of ``network=none`` containers, for removal at exit."""
 
 
 @atexit.register
@@ -58,6 +60,9 @@ def _remove_all_at_exit() -> None:
         with contextlib.suppress(Exception):
             container.remove(force=True)
     _LIVE.clear()
+    for folder in list(_FOLDERS):
+        shutil.rmtree(folder, ignore_errors=True)
+    _FOLDERS.clear()
 
 
 class DockerEnv(Env):
@@ -214,6 +219,7 @@ class DockerEnv(Env):
                 await asyncio.to_thread(container.remove, force=True)
         folder, self._socket_dir = self._socket_dir, None
         if folder is not None:
+            _FOLDERS.discard(folder)
             await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def start(self) -> None:
@@ -239,6 +245,7 @@ class DockerEnv(Env):
         try:
             if self.config.mode == "studio" and self.config.network_mode == "none":
                 self._socket_dir = await asyncio.to_thread(self._socket_folder)
+                _FOLDERS.add(self._socket_dir)
                 options = replace(options or SetupOptions(), port_url=self.guest_port_url)
             kwargs = await asyncio.to_thread(self._run_kwargs, token)
             self.container = await asyncio.to_thread(self._run, kwargs)
