@@ -70,7 +70,8 @@ async def test_a_container_of_the_osworld_desktop_is_arranged_as_the_sandbox_and
         assert env.container.attrs["HostConfig"]["NetworkMode"] == "none"
         assert await check_env(env) == ["reset", "observe", "click", "typing (Unicode)"]
         probe = await env.guest.execute(
-            "echo $HOME; id -un; command -v google-chrome libreoffice gimp vlc thunderbird socat; "
+            "echo $HOME; id -un; for c in google-chrome libreoffice gimp vlc thunderbird socat; "
+            "do command -v $c; done; "
             "grep -c extraintf=http ~/.config/vlc/vlcrc; python -c 'import pyautogui; print(\"ok\")'",
             shell=True,
         )
