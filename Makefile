@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 XVFB := xvfb-run -a -s "-screen 0 1920x1080x24 -nolisten tcp"
 PYTEST_ARGS ?=
 
-.PHONY: setup setup-osworld run test test-qt-long test-reliability check lint bench package test-package dist install-desktop icons clean
+.PHONY: setup setup-osworld run test test-qt-long test-reliability test-docker-osworld check lint bench package test-package dist install-desktop icons clean
 
 REF_VENV := .venv-ref
 REF_STAMP := $(REF_VENV)/.installed
@@ -61,6 +61,11 @@ test: setup
 # Every bundled task through F5 in one window (~5 min; make test runs the 4 that cover every feature, ~1.5 min).
 test-qt-long: setup
 	$(XVFB) $(BIN)/pytest tests/ui -m qt_many_windows $(PYTEST_ARGS)
+
+# The Docker guest image with the OSWorld desktop (build.sh --desktop osworld; about 1.5 GB of packages,
+# some 10-15 minutes the first time, cached after) and OSWorld's tasks in its containers. Needs root (dockerd).
+test-docker-osworld: setup
+	OSW_TEST_OSWORLD_IMAGE=1 $(BIN)/pytest tests/docker -m osworld_image $(PYTEST_ARGS)
 
 test-reliability: setup
 	$(XVFB) $(BIN)/pytest tests/reliability -m reliability --reliability-full $(PYTEST_ARGS)

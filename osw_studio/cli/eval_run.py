@@ -71,8 +71,9 @@ def register_run(sub: Any) -> None:
     parser.add_argument(
         "--desktop",
         choices=["studio", "osworld"],
-        help="the local sandboxes' applications: studio or osworld (OSWorld's; make setup-osworld). "
-        "Default: the settings' environment.desktop",
+        help="the guests' applications (local sandboxes or docker containers): studio or osworld "
+        "(OSWorld's; make setup-osworld, or build.sh --desktop osworld). Default: the settings' "
+        "environment.desktop",
     )
     parser.add_argument(
         "--out", metavar="DIR", help="output folder (default: settings output_dir, else ./results)"

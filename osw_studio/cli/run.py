@@ -63,8 +63,9 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--desktop",
         choices=["studio", "osworld"],
-        help="the local sandbox's applications: studio (the bundled tasks') or osworld (OSWorld's; "
-        "make setup-osworld). A task that names its desktop runs there. Default: the settings' "
+        help="the guest's applications: studio (the bundled tasks') or osworld (OSWorld's; make "
+        "setup-osworld for local, build.sh --desktop osworld for docker). A task that names its desktop "
+        "runs there. Default: the settings' "
         "environment.desktop",
     )
     run.add_argument("--approve", action="store_true", help="ask on the terminal before each action runs")

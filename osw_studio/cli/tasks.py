@@ -33,7 +33,8 @@ def register(subparsers: Any) -> None:
     check = sub.add_parser(
         "check",
         help="run each task's reference solution (must score 1.0) and nothing (must score 0.0)",
-        description="Check tasks on local sandboxes: set up, replay the reference solution and evaluate "
+        description="Check tasks on fresh guests (local sandboxes, or containers with --provider docker): "
+        "set up, replay the reference solution and evaluate "
         "(must score 1.0); set up, do nothing and evaluate (must score 0.0). A task without a solution "
         "gets only the second check. Prints one line per task (`PASS <id> solution=1.0 empty=0.0 "
         "(12.3s)`, `FAIL <id>: why`, or `SKIP <id>: why` for a file missing from the asset cache or an "
@@ -46,8 +47,17 @@ def register(subparsers: Any) -> None:
     check.add_argument(
         "--desktop",
         choices=["studio", "osworld"],
-        help="the sandboxes' applications for tasks that name none (a task's own `desktop` key wins; "
+        help="the guests' applications for tasks that name none (a task's own `desktop` key wins; "
         "default: the settings' environment.desktop)",
+    )
+    check.add_argument(
+        "--provider",
+        nargs="+",
+        metavar="WORD",
+        default=["local"],
+        help="where the fresh guests come from: `local` (sandboxes on this machine, the default) or "
+        "`docker [KEY=VALUE...]` (a container of the guest image per run; with --desktop osworld the "
+        "image of packaging/guest-image/build.sh --desktop osworld)",
     )
     check.add_argument(
         "--require-solution", action="store_true", help="a task without a reference solution fails"
@@ -94,7 +104,8 @@ def _check(args: argparse.Namespace) -> int:
     import time
     import warnings
 
-    from osw_studio.core.errors import TaskError
+    from osw_studio.core.errors import GuestError, TaskError
+    from osw_studio.envs.choice import EnvChoice, parse_provider, with_desktop
     from osw_studio.envs.desktops import get_profile
     from osw_studio.envs.setup import setup_options
     from osw_studio.runner.check import CheckResult, check_tasks
@@ -123,7 +134,16 @@ def _check(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     default = args.desktop or settings.environment.desktop
-    if args.desktop:
+
+    def choose(desktop: str) -> EnvChoice:
+        return parse_provider(with_desktop(args.provider, desktop))
+
+    if choose(default).provider == "remote":
+        raise GuestError(
+            "tasks check needs a fresh guest for every run, which running guest servers are not",
+            hint="use --provider local or --provider docker",
+        )
+    if args.desktop and choose(default).provider == "local":
         get_profile(args.desktop).check()  # a desktop asked for by name must be there
     setup = setup_options(settings)
     results: list[CheckResult] = []
@@ -131,16 +151,24 @@ def _check(args: argparse.Namespace) -> int:
     groups: dict[str, list[TaskEntry]] = {}
     for entry in entries:
         groups.setdefault(entry.task.desktop or default, []).append(entry)
-    for desktop, group in groups.items():
+    for wanted, group in groups.items():
+        choice = choose(wanted)
+        (options,) = choice.env_options(args.envs)[:1]
+        desktop = str(options.get("desktop", "studio"))
         profile = get_profile(desktop)
         started = time.perf_counter()
-        missing = profile.missing()
-        if missing:
-            why = f"needs the {desktop} desktop, whose programs this machine lacks ({', '.join(missing)}: "
-            for e in group:
-                results.append(CheckResult(e.task.id, path=e.path, skipped=why + "make setup-osworld)"))
-                show(results[-1])
-            continue
+        if choice.provider == "local":
+            missing = profile.missing()
+            if missing:
+                why = (
+                    f"needs the {desktop} desktop, whose programs this machine lacks ({', '.join(missing)}: "
+                )
+                for e in group:
+                    results.append(CheckResult(e.task.id, path=e.path, skipped=why + "make setup-osworld)"))
+                    show(results[-1])
+                continue
+        elif choice.provider == "docker" and options.get("mode") == "studio":
+            profile = profile.in_image()  # the image build checked its programs
         results += asyncio.run(
             check_tasks(
                 group,
@@ -149,12 +177,16 @@ def _check(args: argparse.Namespace) -> int:
                 require_solution=args.require_solution,
                 assets=setup.assets,
                 apps=profile,
-                desktop=desktop,
+                provider=choice.provider,
                 setup=setup,
+                **options,
             )
         )
         elapsed = time.perf_counter() - started
-        print(f"checked {len(group)} tasks on the {desktop} desktop in {elapsed:.1f}s", flush=True)
+        print(
+            f"checked {len(group)} tasks on the {desktop} desktop ({choice.label}) in {elapsed:.1f}s",
+            flush=True,
+        )
     passed = sum(r.status == "PASS" for r in results)
     skipped = sum(r.status == "SKIP" for r in results)
     failed = len(results) - passed - skipped + len(report.errors)

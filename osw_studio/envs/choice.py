@@ -11,7 +11,8 @@ the same words and say the same things about mistakes:
   would show in ``ps`` and the shell history): it is looked up per URL, in the keyring
   (``osw-studio keys set --guest URL``), else ``$OSW_GUEST_TOKEN``.
 - ``docker [studio|osworld] [KEY=VALUE...]``: one container per env. ``studio`` (the default) runs the
-  image of ``packaging/guest-image/build.sh``; ``osworld`` boots OSWorld's VM and needs ``qcow2=PATH``.
+  image of ``packaging/guest-image/build.sh`` (``desktop=osworld``: its OSWorld desktop variant, built
+  with ``build.sh --desktop osworld``); ``osworld`` boots OSWorld's VM and needs ``qcow2=PATH``.
   Keys: see :data:`DOCKER_OPTIONS`.
 
 Examples:
@@ -21,6 +22,8 @@ Examples:
     ('http://10.0.0.5:5000',)
     >>> str(parse_provider(["docker", "image=osw-studio-guest:dev", "screen=1280x800"]))
     'docker studio image=osw-studio-guest:dev screen=1280x800'
+    >>> parse_provider(["docker", "desktop=osworld"]).options
+    {'mode': 'studio', 'desktop': 'osworld'}
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ DOCKER_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "ready_timeout": (_BOTH, "seconds to wait for the guest (default 60 studio, 300 osworld)"),
     "screen": (_STUDIO, "the display size, WIDTHxHEIGHT (default: the settings' screen_resolution)"),
     "port": (_STUDIO, "the guest server's port (default: a free one)"),
+    "desktop": (_STUDIO, "the applications: studio or osworld (OSWorld's: build.sh --desktop osworld)"),
+    "network": (
+        _STUDIO,
+        "host (this machine's) or none (one of its own, reached through a socket; osworld's default)",
+    ),
     "qcow2": (_OSWORLD, "path of OSWorld's Ubuntu.qcow2 on the Docker host (required)"),
     "ports": (_OSWORLD, "fixed host ports by role, e.g. server:5100,vnc:8100"),
     "kvm": (_OSWORLD, "yes, no or auto (default auto: use /dev/kvm when present)"),
@@ -216,7 +224,8 @@ def choice_from_settings(
 ) -> EnvChoice:
     """The choice the app's settings make (``environment.provider``, ``url``, ``docker_options``, ...).
 
-    ``network`` and ``desktop`` are the local sandbox's (``environment.network``, ``environment.desktop``).
+    ``network`` is the local sandbox's (``environment.network``); ``desktop`` (``environment.desktop``)
+    is the local sandbox's applications, or the studio image's variant with the docker provider.
 
     ``docker_options`` are the words after ``docker`` on the command line, in one string.
 
@@ -226,6 +235,8 @@ def choice_from_settings(
     ('http://h:5000',)
     >>> choice_from_settings("local", network="outbound").options
     {'network': 'outbound'}
+    >>> str(choice_from_settings("docker", desktop="osworld"))
+    'docker studio desktop=osworld'
 
     Raises:
         GuestError: If the settings are incomplete or their docker options are wrong.
@@ -245,7 +256,7 @@ def choice_from_settings(
                 where="Settings > Environment > Docker options",
                 hint="close the quote",
             ) from None
-        return parse_provider(["docker", *words])
+        return parse_provider(with_desktop(["docker", *words], desktop))
     if provider == "local":
         words = [f"network={network}"] if network != "none" else []
         words += [f"desktop={desktop}"] if desktop != "studio" else []
@@ -393,7 +404,19 @@ def _seconds(key: str, value: str) -> float:
     return seconds
 
 
+def _one_of(*choices: str) -> Callable[[str, str], str]:
+    def convert(key: str, value: str) -> str:
+        word = value.strip().lower()
+        if word not in choices:
+            raise GuestError(f"{key}={value} is not one of {', '.join(choices)}")
+        return word
+
+    return convert
+
+
 _CONVERT: dict[str, Callable[[str, str], Any]] = {
+    "desktop": _one_of("studio", "osworld"),
+    "network": _one_of("host", "none"),
     "screen": _screen,
     "port": _int,
     "ports": _ports,
@@ -418,17 +441,21 @@ def _unparse(value: Any) -> str:
 
 
 def with_desktop(words: Sequence[str], desktop: str | None) -> list[str]:
-    """``--provider`` words with the local sandbox's ``desktop=`` added (``--desktop``, or settings).
+    """``--provider`` words with ``desktop=`` added (``--desktop``, or settings).
 
-    Words that already name a desktop, and providers other than ``local``, are left as they are.
+    It applies to the guests this machine makes (``local``, ``docker`` with our image); words that
+    already name a desktop, and other providers, are left as they are.
 
     >>> with_desktop(["local"], "osworld"), with_desktop(["local", "desktop=studio"], "osworld")
     (['local', 'desktop=osworld'], ['local', 'desktop=studio'])
     >>> with_desktop(["remote", "http://h:5000"], "osworld"), with_desktop(["local"], "studio")
     (['remote', 'http://h:5000'], ['local'])
+    >>> with_desktop(["docker"], "osworld"), with_desktop(["docker", "osworld", "qcow2=/q"], "osworld")
+    (['docker', 'desktop=osworld'], ['docker', 'osworld', 'qcow2=/q'])
     """
     words = list(words)
-    if not words or words[0] != "local" or not desktop or desktop == "studio":
+    ours = words[:1] == ["local"] or (words[:1] == ["docker"] and "osworld" not in words[1:2])
+    if not ours or not desktop or desktop == "studio":
         return words
     if any(word.startswith("desktop=") for word in words[1:]):
         return words

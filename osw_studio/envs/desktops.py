@@ -8,14 +8,19 @@ files run unchanged: LibreOffice (Calc, Writer, Impress), GIMP, VLC with its HTT
 it), ``socat``, ``python`` as Python 3, and VS Code (``code``) when the host has it installed.
 
 A profile prepares the throwaway HOME at ``/home/user`` (folders, application settings) and a ``bin``
-folder of small launchers put first on the guest's PATH; it never changes the host.
+folder of small launchers put first on the guest's PATH; it never changes the host. The same code
+arranges the Docker guest image's HOME when ``packaging/guest-image/build.sh --desktop osworld`` builds
+it (``python -m osw_studio.envs.desktops osworld --home /home/user``, run in the image), so the sandbox
+and the container offer one desktop.
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import stat
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import get_args
 
@@ -89,11 +94,25 @@ class DesktopProfile:
         name: ``studio`` or ``osworld``.
         commands: Programs the desktop needs, each with the Debian package that has it.
         optional: Programs used when present (``code``); tasks that need a missing one are skipped.
+        installed: The programs a built guest image holds (see :meth:`in_image`); ``None``: the
+            programs of this machine, looked up on its PATH.
     """
 
     name: DesktopName
     commands: dict[str, str] = field(default_factory=dict)
     optional: dict[str, str] = field(default_factory=dict)
+    installed: frozenset[str] | None = None
+
+    def in_image(self) -> DesktopProfile:
+        """This desktop as the guest image built for it has it: every required program, no optional one.
+
+        The image build fails when a required program is missing (:func:`main` checks), and it installs
+        no optional one (VS Code is not in Debian).
+
+        >>> sorted(PROFILES["osworld"].in_image().unavailable(["code", "gimp", "google-chrome"]))
+        ['code']
+        """
+        return replace(self, installed=frozenset(self.commands) | set(self._launchers()))
 
     def missing(self) -> list[str]:
         """The Debian packages of required programs this host lacks."""
@@ -116,17 +135,26 @@ class DesktopProfile:
     def unavailable(self, commands: list[str]) -> list[str]:
         """Which of ``commands`` (as tasks start them) this desktop cannot run here."""
         known = {**self.commands, **self.optional}
-        return [c for c in commands if c in known and shutil.which(c) is None and not self._wrapped(c)]
+        if self.installed is not None:
+            return [c for c in commands if c in known and c not in self.installed]
+        return [c for c in commands if c in known and shutil.which(c) is None and c not in self._launchers()]
 
     def describe(self, command: str) -> str:
         """Where ``command`` comes from (its package), for messages."""
         return {**self.commands, **self.optional}.get(command, command)
 
-    def _wrapped(self, command: str) -> bool:
-        return self.name == "osworld" and command in {"google-chrome", "python"}
+    def _launchers(self) -> tuple[str, ...]:
+        """The commands :meth:`prepare` writes a launcher for."""
+        return ("google-chrome", "python") if self.name == "osworld" else ()
 
-    def prepare(self, home: Path, bin_dir: Path) -> None:
-        """Arrange a fresh HOME and write the launchers into ``bin_dir`` (put first on the guest's PATH)."""
+    def prepare(self, home: Path, bin_dir: Path, *, python: str | None = None) -> None:
+        """Arrange a fresh HOME and write the launchers into ``bin_dir`` (put first on the guest's PATH).
+
+        Args:
+            home: The HOME to arrange.
+            bin_dir: Where the launchers go (``~/.local/bin``).
+            python: What ``python`` runs when this machine has no ``python`` (default: ``python3``).
+        """
         for folder in HOME_FOLDERS:
             (home / folder).mkdir(parents=True, exist_ok=True)
         if self.name != "osworld":
@@ -134,8 +162,9 @@ class DesktopProfile:
         bin_dir.mkdir(parents=True, exist_ok=True)
         chromium = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
         _write_exec(bin_dir / "google-chrome", _CHROME.format(chromium=chromium))
-        if shutil.which("python") is None:
-            _write_exec(bin_dir / "python", _PYTHON.format(python3=shutil.which("python3") or "python3"))
+        if python is not None or shutil.which("python") is None:
+            python = python or shutil.which("python3") or "python3"
+            _write_exec(bin_dir / "python", _PYTHON.format(python3=python))
         _write(home / ".config/libreoffice/4/user/registrymodifications.xcu", _LIBREOFFICE)
         _write(home / ".config/vlc/vlcrc", _VLCRC)
         _write(home / ".config/google-chrome/Local State", _CHROME_LOCAL_STATE)
@@ -182,3 +211,30 @@ def get_profile(name: str) -> DesktopProfile:
         return PROFILES[name]
     except KeyError:
         raise GuestError(f"unknown desktop {name!r}", hint=f"choose one of: {', '.join(DESKTOPS)}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Arrange a desktop's HOME inside a guest image (``build.sh --desktop osworld`` runs this).
+
+    ``python -m osw_studio.envs.desktops osworld --home /home/user --python /opt/osw-studio/venv/bin/python``
+    checks that the image holds the desktop's programs and writes what :meth:`DesktopProfile.prepare`
+    writes for a sandbox, with the launchers in ``HOME/.local/bin``.
+    """
+    parser = argparse.ArgumentParser(prog="python -m osw_studio.envs.desktops", description=main.__doc__)
+    parser.add_argument("desktop", choices=DESKTOPS)
+    parser.add_argument("--home", type=Path, required=True, help="the HOME to arrange")
+    parser.add_argument("--python", help="what `python` runs (default: python3)")
+    args = parser.parse_args(argv)
+    profile = get_profile(args.desktop)
+    try:
+        profile.check()
+    except GuestError as exc:
+        print(f"desktops: {exc}")
+        return 1
+    profile.prepare(args.home, args.home / ".local" / "bin", python=args.python)
+    print(f"arranged the {profile.name} desktop in {args.home}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

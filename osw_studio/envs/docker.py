@@ -1,7 +1,9 @@
 """``DockerProvider``: guests in Docker containers, OSWorld's VM image or our own studio image.
 
 ``make_env("docker", mode="studio")`` starts the image built by ``packaging/guest-image/build.sh``
-(Xvfb, openbox, AT-SPI, the sandbox apps and our guest server) on the host network; ``make_env("docker",
+(Xvfb, openbox, AT-SPI, the sandbox apps and our guest server) on the host network; with
+``desktop="osworld"`` its OSWorld desktop variant (``build.sh --desktop osworld``), in a network of its
+own reached through a Unix socket (:mod:`~osw_studio.envs.docker_spec`); ``make_env("docker",
 mode="osworld", qcow2="~/vm/Ubuntu.qcow2")`` boots OSWorld's Ubuntu VM in ``happysixd/osworld-docker``,
 waiting (up to 300 s) until its ``/screenshot`` answers. Either way the env is a :class:`RemoteEnv` over
 the container's guest server, and resetting it for a new task recreates the container, so every task
@@ -19,7 +21,10 @@ import asyncio
 import atexit
 import contextlib
 import logging
+import os
 import secrets
+import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -35,7 +40,8 @@ from osw_studio.envs.base import Env
 from osw_studio.envs.docker_daemon import connect_docker, port_is_bound
 from osw_studio.envs.docker_spec import DockerGuestConfig
 from osw_studio.envs.guest_client import Capabilities, GuestClient, RetryPolicy
-from osw_studio.envs.ready import parse_ready
+from osw_studio.envs.ready import ReadyLine, parse_ready
+from osw_studio.envs.relay import Relay, forward_guest_port
 from osw_studio.envs.remote import RemoteEnv
 from osw_studio.envs.setup import SetupOptions
 from osw_studio.tasks.assets import AssetStore
@@ -44,6 +50,8 @@ log = logging.getLogger(__name__)
 
 _LIVE: dict[str, Any] = {}
 """Container id -> container, for removal at exit."""
+_FOLDERS: set[Path] = set()
+"""The socket folders of ``network=none`` containers, for removal at exit."""
 
 
 @atexit.register
@@ -52,6 +60,9 @@ def _remove_all_at_exit() -> None:
         with contextlib.suppress(Exception):
             container.remove(force=True)
     _LIVE.clear()
+    for folder in list(_FOLDERS):
+        shutil.rmtree(folder, ignore_errors=True)
+    _FOLDERS.clear()
 
 
 class DockerEnv(Env):
@@ -91,6 +102,9 @@ class DockerEnv(Env):
         self._dirty = False
         self._closed = False
         self._local = spec.is_local_docker(docker_url)
+        self._socket_dir: Path | None = None
+        self._relay: Relay | None = None
+        self._forwards: dict[int, Relay] = {}
 
     # --- the env protocol, through the container's guest server --------------------------------------
 
@@ -131,6 +145,30 @@ class DockerEnv(Env):
         """``(width, height)`` of the guest screen."""
         return self.remote.screen_size
 
+    async def guest_port_url(self, port: int) -> str:
+        """A host URL for the guest's TCP ``port``.
+
+        A container with a network of its own (``network=none``) is reached through a Unix socket that
+        ``socat`` in the container opens in the mounted folder, relayed to a free port of the host's
+        127.0.0.1; otherwise the port is the guest's host's.
+
+        Raises:
+            GuestError: If the forwarder cannot start (the image has no ``socat``).
+        """
+        if self._socket_dir is None:
+            return await self.remote.guest_port_url(port)
+        relay = self._forwards.get(port)
+        if relay is None:
+            name = f"port-{port}.sock"
+            relay = self._forwards[port] = await forward_guest_port(
+                self.guest,
+                port,
+                inside=f"{spec.GUEST_SOCKET_DIR}/{name}",
+                outside=self._socket_dir / name,
+                where=self.name,
+            )
+        return relay.url
+
     async def reset(self, task: Task | None = None, *, task_dir: Path | None = None) -> Observation:
         """Recreate the container if the guest was used since it started, then run the task's setup.
 
@@ -170,11 +208,19 @@ class DockerEnv(Env):
         if self._remote is not None:
             await self._remote.close()
             self._remote = None
+        for relay in [*self._forwards.values(), *([self._relay] if self._relay else [])]:
+            relay.close()
+        self._forwards.clear()
+        self._relay = None
         container, self.container = self.container, None
         if container is not None:
             _LIVE.pop(container.id, None)
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(container.remove, force=True)
+        folder, self._socket_dir = self._socket_dir, None
+        if folder is not None:
+            _FOLDERS.discard(folder)
+            await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def start(self) -> None:
         """Start a container and connect to its guest server once it is ready.
@@ -194,19 +240,33 @@ class DockerEnv(Env):
                 hint="pass publish_address=<an address of that host this machine reaches>, or forward "
                 "the ports (ssh -L) and pass connect_host=127.0.0.1",
             )
-        kwargs = await asyncio.to_thread(self._run_kwargs, token)
-        self.container = await asyncio.to_thread(self._run, kwargs)
-        _LIVE[self.container.id] = self.container
+        client_options = dict(self.client_options)
+        options = self.setup_options
         try:
+            if self.config.mode == "studio" and self.config.network_mode == "none":
+                self._socket_dir = await asyncio.to_thread(self._socket_folder)
+                _FOLDERS.add(self._socket_dir)
+                options = replace(options or SetupOptions(), port_url=self.guest_port_url)
+            kwargs = await asyncio.to_thread(self._run_kwargs, token)
+            self.container = await asyncio.to_thread(self._run, kwargs)
+            _LIVE[self.container.id] = self.container
             if self.config.mode == "osworld":
                 port = self.ports["server"]
                 await self._wait_screenshot(f"http://{_url_host(host)}:{port}")
+                self.url = f"http://{_url_host(host)}:{port}"
             else:
-                port = await self._wait_ready_line(token)
-            self.url = f"http://{_url_host(host)}:{port}"
-            options = self.setup_options
+                ready = await self._wait_ready_line(token)
+                if ready.unix_socket and self._socket_dir is not None:
+                    import httpx
+
+                    socket_path = self._socket_dir / "guest.sock"
+                    self._relay = Relay(socket_path)
+                    self.url = self._relay.url
+                    client_options.setdefault("transport", httpx.AsyncHTTPTransport(uds=str(socket_path)))
+                else:
+                    self.url = f"http://{_url_host(host)}:{ready.port}"
             remote = RemoteEnv(
-                GuestClient(self.url, token, retry=self.retry, **self.client_options), setup=options
+                GuestClient(self.url, token, retry=self.retry, **client_options), setup=options
             )
             remote.name = f"docker:{self.config.mode}:{self.container.name}"
             self._remote = remote
@@ -215,6 +275,29 @@ class DockerEnv(Env):
             await self._stop()
             raise
         self.name = self._remote.name
+
+    def _socket_folder(self) -> Path:
+        """A host folder for a ``network=none`` container's sockets, writable by the image's user only."""
+        if not self._local:
+            raise GuestError(
+                f"a docker guest with network=none is reached through a folder on the Docker host, "
+                f"and the daemon at {self.docker_url} is on another machine",
+                where=self.name,
+                hint="use network=host there",
+            )
+        base = tempfile.gettempdir()
+        folder = Path(tempfile.mkdtemp(prefix="osw-docker-", dir=base if len(base) < 60 else "/tmp"))
+        if os.getuid() == 0:
+            os.chown(folder, spec.GUEST_UID, spec.GUEST_UID)
+        elif os.getuid() != spec.GUEST_UID:
+            folder.rmdir()
+            raise GuestError(
+                f"a docker guest with network=none talks through a folder that its user (uid "
+                f"{spec.GUEST_UID}) and this one (uid {os.getuid()}) must both own",
+                where=self.name,
+                hint="run as root or as uid 1000, or use network=host",
+            )
+        return folder
 
     def _check_image(self) -> None:
         import docker
@@ -230,6 +313,8 @@ class DockerEnv(Env):
             command = f"docker pull {image}"
         elif image == spec.STUDIO_IMAGE:
             command = spec.BUILD_COMMAND
+        elif image == spec.OSWORLD_DESKTOP_IMAGE:
+            command = f"{spec.BUILD_COMMAND} --desktop osworld"
         else:
             command = f"{spec.BUILD_COMMAND} --tag {image.rsplit(':', 1)[0]}"
         return GuestError(
@@ -260,6 +345,7 @@ class DockerEnv(Env):
                 token=token or "",
                 port=config.port,
                 bind_address=config.publish_address,
+                socket_dir=str(self._socket_dir) if self._socket_dir else None,
             )
         qcow2 = self._qcow2()
         running = self.client.containers.list()
@@ -346,12 +432,12 @@ class DockerEnv(Env):
         await asyncio.to_thread(self.container.reload)
         return self.container.status in {"exited", "dead"}
 
-    async def _wait_ready_line(self, token: str | None) -> int:
+    async def _wait_ready_line(self, token: str | None) -> ReadyLine:
         deadline = time.monotonic() + self.config.timeout
         while True:
             ready = parse_ready(await asyncio.to_thread(self._logs))
             if ready:
-                return ready.port
+                return ready
             if await self._exited():
                 raise self._not_ready("the guest container exited at start", token)
             if time.monotonic() > deadline:
@@ -420,6 +506,11 @@ class DockerProvider:
         if config.mode not in {"studio", "osworld"}:
             raise GuestError(
                 f"unknown docker mode {config.mode!r}", hint="use mode='studio' or mode='osworld'"
+            )
+        if config.desktop not in {"studio", "osworld"} or config.network_mode not in spec.NETWORKS:
+            raise GuestError(
+                f"unknown docker desktop {config.desktop!r} or network {config.network!r}",
+                hint="use desktop='studio' or 'osworld', network='host' or 'none'",
             )
         if config.screen is not None:
             config = replace(config, screen=(int(config.screen[0]), int(config.screen[1])))

@@ -7,8 +7,12 @@ Two kinds of container:
   (5000), web VNC (8006), Chrome DevTools (9222) and VLC (8080) are published on 127.0.0.1, each on the
   first free host port from its default, as OSWorld's own docker provider picks them.
 - ``studio``: the image built from ``packaging/guest-image/`` (Xvfb, openbox, AT-SPI, the sandbox apps
-  and our guest server). It shares the host's network (``network_mode="host"``) and its guest server binds
-  127.0.0.1 on a free port that its ready line names, so nothing is published at all.
+  and our guest server), or its OSWorld desktop variant (``desktop=osworld``: OSWorld's applications,
+  built with ``build.sh --desktop osworld``). With ``network=host`` it shares the host's network and its
+  guest server binds 127.0.0.1 on a free port that its ready line names, so nothing is published at all.
+  With ``network=none`` (the OSWorld desktop's default: its tasks listen on fixed ports, 9222, 1337,
+  8080, which containers sharing the host's network would fight over) it has a network of its own with
+  only a loopback, and its guest server listens on a Unix socket in a folder mounted from the host.
 """
 
 from __future__ import annotations
@@ -20,8 +24,17 @@ from urllib.parse import urlsplit
 
 OSWORLD_IMAGE = "happysixd/osworld-docker"
 STUDIO_IMAGE = "osw-studio-guest:latest"
+OSWORLD_DESKTOP_IMAGE = "osw-studio-guest-osworld:latest"
+"""The studio image with the OSWorld desktop (``build.sh --desktop osworld``)."""
 BUILD_COMMAND = "packaging/guest-image/build.sh"
 """Builds :data:`STUDIO_IMAGE`, run from an OSW Studio source checkout (it honours ``DOCKER_HOST``)."""
+
+NETWORKS = ("host", "none")
+"""A studio container's network: the host's, or one of its own with only a loopback."""
+GUEST_SOCKET_DIR = "/run/osw-studio"
+"""Where a ``network=none`` container sees the host folder holding its guest server's socket."""
+GUEST_UID = 1000
+"""The uid of the image's user ``user``, who must be able to write that folder."""
 
 OSWORLD_PORTS: dict[str, int] = {"server": 5000, "vnc": 8006, "devtools": 9222, "vlc": 8080}
 """Role -> the port inside OSWorld's container, which is also the first host port tried."""
@@ -167,6 +180,7 @@ def studio_run_kwargs(
     token: str,
     port: int = 0,
     bind_address: str = "127.0.0.1",
+    socket_dir: str | None = None,
 ) -> dict[str, Any]:
     """The ``client.containers.run`` arguments of an OSW Studio guest container.
 
@@ -180,20 +194,29 @@ def studio_run_kwargs(
         token: The guest server's token.
         port: The guest server's port on the host network; 0 picks a free one.
         bind_address: The address the guest server binds.
+        socket_dir: A host folder: the container gets a network of its own (``network=none``) and its
+            guest server listens on ``guest.sock`` there (seen inside as :data:`GUEST_SOCKET_DIR`).
+
+    >>> kwargs = studio_run_kwargs(image="i", name="n", screen=(800, 600), token="t", socket_dir="/tmp/s")
+    >>> kwargs["network_mode"], kwargs["volumes"], kwargs["environment"]["OSW_GUEST_SOCKET"]
+    ('none', {'/tmp/s': {'bind': '/run/osw-studio', 'mode': 'rw'}}, '/run/osw-studio/guest.sock')
     """
+    environment = {"OSW_SCREEN": f"{screen[0]}x{screen[1]}", "OSW_GUEST_TOKEN": token}
+    isolated: dict[str, Any] = {}
+    if socket_dir is None:
+        environment.update({"OSW_GUEST_HOST": bind_address, "OSW_GUEST_PORT": str(port)})
+    else:
+        environment["OSW_GUEST_SOCKET"] = f"{GUEST_SOCKET_DIR}/guest.sock"
+        isolated["volumes"] = {socket_dir: {"bind": GUEST_SOCKET_DIR, "mode": "rw"}}
     return {
         "image": image,
         "name": name,
         "detach": True,
-        "network_mode": "host",
+        "network_mode": "host" if socket_dir is None else "none",
         "init": True,
         "shm_size": "512m",
-        "environment": {
-            "OSW_SCREEN": f"{screen[0]}x{screen[1]}",
-            "OSW_GUEST_HOST": bind_address,
-            "OSW_GUEST_PORT": str(port),
-            "OSW_GUEST_TOKEN": token,
-        },
+        "environment": environment,
+        **isolated,
         "labels": {LABEL: "studio"},
     }
 
@@ -214,7 +237,10 @@ class DockerGuestConfig:
 
     Attributes:
         mode: ``studio`` (our image) or ``osworld`` (OSWorld's VM image).
-        image: The image; default by mode.
+        desktop: ``studio``: the image's applications, ``studio`` or ``osworld`` (OSWorld's).
+        network: ``studio``: ``host`` or ``none`` (see the module docs); ``None``: ``none`` for the
+            OSWorld desktop, else ``host``.
+        image: The image; default by mode and desktop.
         qcow2: ``osworld``: path of ``Ubuntu.qcow2`` on the Docker host.
         screen: ``studio``: the display size.
         port: ``studio``: the guest server's port (0: a free one).
@@ -228,6 +254,8 @@ class DockerGuestConfig:
     """
 
     mode: str = "studio"
+    desktop: str = "studio"
+    network: str | None = None
     image: str | None = None
     qcow2: str | None = None
     screen: tuple[int, int] = (1920, 1080)
@@ -241,8 +269,25 @@ class DockerGuestConfig:
 
     @property
     def image_name(self) -> str:
-        """The image to run."""
-        return self.image or (OSWORLD_IMAGE if self.mode == "osworld" else STUDIO_IMAGE)
+        """The image to run.
+
+        >>> DockerGuestConfig(desktop="osworld").image_name, DockerGuestConfig(mode="osworld").image_name
+        ('osw-studio-guest-osworld:latest', 'happysixd/osworld-docker')
+        """
+        if self.image:
+            return self.image
+        if self.mode == "osworld":
+            return OSWORLD_IMAGE
+        return OSWORLD_DESKTOP_IMAGE if self.desktop == "osworld" else STUDIO_IMAGE
+
+    @property
+    def network_mode(self) -> str:
+        """``studio``: the container's network, ``host`` or ``none``.
+
+        >>> DockerGuestConfig().network_mode, DockerGuestConfig(desktop="osworld").network_mode
+        ('host', 'none')
+        """
+        return self.network or ("none" if self.desktop == "osworld" else "host")
 
     @property
     def timeout(self) -> float:

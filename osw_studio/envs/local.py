@@ -55,7 +55,7 @@ from osw_studio.core.errors import GuestError
 from osw_studio.envs.desktops import get_profile
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.ready import ReadyLine, parse_ready
-from osw_studio.envs.relay import Relay
+from osw_studio.envs.relay import Relay, forward_guest_port
 from osw_studio.envs.remote import RemoteEnv
 from osw_studio.envs.sandbox import GUEST_DNS, NETWORK_MODES, SANDBOX_HOME, Sandbox, root_only_paths
 from osw_studio.envs.setup import SetupOptions
@@ -582,18 +582,15 @@ class LocalEnv(RemoteEnv):
                     hint="install socat (make setup-osworld installs it with OSWorld's applications)",
                 )
             name = f"port-{port}.sock"
-            inside, outside = f"{self.session.tmp_inside}/{name}", self.session.tmp / name
-            await self.guest.launch(["socat", f"UNIX-LISTEN:{inside},fork,mode=600", f"TCP:127.0.0.1:{port}"])
-            deadline = time.monotonic() + 5
-            while not outside.exists():
-                if time.monotonic() > deadline:
-                    raise GuestError(
-                        f"cannot forward the guest's port {port}: socat did not start in the guest",
-                        where=self.name,
-                        hint="install socat (make setup-osworld)",
-                    )
-                await asyncio.sleep(0.02)
-            relay = self._forwards[port] = Relay(self.session.socket_address(outside))
+            outside = self.session.tmp / name
+            relay = self._forwards[port] = await forward_guest_port(
+                self.guest,
+                port,
+                inside=f"{self.session.tmp_inside}/{name}",
+                outside=outside,
+                connect=self.session.socket_address(outside),
+                where=self.name,
+            )
         return relay.url
 
     async def close(self) -> None:
@@ -682,12 +679,13 @@ class LocalProvider:
         retry: RetryPolicy | None = None,
         network: str | None = None,
         desktop: str | None = None,
+        ready_timeout: float | None = None,
         **client_options: Any,
     ) -> LocalEnv:
         """Start a desktop and its guest server; return the env once the server is ready.
 
-        ``network`` and ``desktop`` override the provider's for this env (``--provider local
-        network=outbound desktop=osworld``).
+        ``network``, ``desktop`` and ``ready_timeout`` override the provider's for this env
+        (``--provider local network=outbound desktop=osworld``).
 
         Raises:
             GuestError: If a part does not start (naming it and quoting its log), or ``network`` is
@@ -702,7 +700,14 @@ class LocalProvider:
         session = LocalSession(sandbox=self.sandbox, keep=self.keep, network=network)
         try:
             profile.prepare(session.home, session.home / ".local" / "bin")
-            env = await self._start(session, screen or self.screen, setup, retry, client_options)
+            env = await self._start(
+                session,
+                screen or self.screen,
+                setup,
+                retry,
+                client_options,
+                ready_timeout or self.ready_timeout,
+            )
         except BaseException:
             session.kill()
             raise
@@ -715,8 +720,9 @@ class LocalProvider:
         setup: SetupOptions | None,
         retry: RetryPolicy | None,
         client_options: dict[str, Any],
+        limit: float,
     ) -> LocalEnv:
-        timeout = self.ready_timeout
+        timeout = limit
         await session.start_display(screen, timeout)
         session.spawn("openbox", ["openbox", "--sm-disable"], session.environment())
         bus = await session.start_bus(timeout)

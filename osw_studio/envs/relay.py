@@ -11,11 +11,19 @@ code, a test) is still served.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import selectors
 import socket
 import threading
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from osw_studio.core.errors import GuestError
+
+if TYPE_CHECKING:
+    from osw_studio.envs.guest_client import GuestClient
 
 MAX_CONNECTIONS = 64
 """Connections relayed at once; more wait in the listen backlog."""
@@ -101,3 +109,36 @@ class Relay:
         with contextlib.suppress(OSError):
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
+
+
+async def forward_guest_port(
+    guest: GuestClient, port: int, *, inside: str, outside: Path, connect: Path | None = None, where: str
+) -> Relay:
+    """Reach TCP ``port`` of a guest with a network of its own, through a folder both sides see.
+
+    ``socat`` is started inside the guest (through its server, so in its network), listening on the
+    Unix socket ``inside`` (mode 0600) and connecting to the port on the guest's loopback; the host sees
+    that socket as ``outside`` and relays a free port of its 127.0.0.1 to it.
+
+    Args:
+        guest: The guest's server.
+        port: The guest's TCP port (a browser's DevTools, VLC's HTTP interface).
+        inside: The socket's path as the guest sees it.
+        outside: The same socket's path on the host.
+        connect: A shorter host path of it to connect to (sockets' paths are limited), if needed.
+        where: The env's name, for errors.
+
+    Raises:
+        GuestError: If the socket does not appear (``socat`` missing in the guest).
+    """
+    await guest.launch(["socat", f"UNIX-LISTEN:{inside},fork,mode=600", f"TCP:127.0.0.1:{port}"])
+    deadline = time.monotonic() + 5
+    while not await asyncio.to_thread(outside.exists):
+        if time.monotonic() > deadline:
+            raise GuestError(
+                f"cannot forward the guest's port {port}: socat did not start in the guest",
+                where=where,
+                hint="the guest needs socat (make setup-osworld; the osworld guest image has it)",
+            )
+        await asyncio.sleep(0.02)
+    return Relay(connect or outside)

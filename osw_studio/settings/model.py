@@ -178,8 +178,9 @@ class EnvironmentSettings(_Section):
             this machine's loopback services nor its sockets).
         keep_desktop: Start each run in the app on the desktop the last one left (chained manual work)
             instead of a fresh one (unset, the default: a new local sandbox, a recreated container).
-        desktop: The ``local`` sandbox's applications: ``studio`` (the bundled tasks') or
-            ``osworld`` (OSWorld's: LibreOffice, GIMP, VLC, Thunderbird, Chromium; make setup-osworld).
+        desktop: The guest's applications: ``studio`` (the bundled tasks') or ``osworld`` (OSWorld's:
+            LibreOffice, GIMP, VLC, Thunderbird, Chromium; make setup-osworld for the ``local`` sandbox,
+            ``packaging/guest-image/build.sh --desktop osworld`` for the ``docker`` provider's image).
     """
 
     provider: ProviderKind = "local"

@@ -74,7 +74,7 @@ class Services:
         """The env the settings ask for: a key that tells envs apart, the provider and its options.
 
         ``desktop`` is a task's own desktop (``"desktop": "osworld"``), which wins over the settings' for
-        the local sandbox, as in ``osw-studio run`` and ``tasks check``.
+        the local sandbox and Docker guests, as in ``osw-studio run`` and ``tasks check``.
         """
         from osw_studio.envs.choice import choice_from_settings
         from osw_studio.runner.plan import plan_env_options
@@ -82,7 +82,7 @@ class Services:
 
         setting = self.settings.environment
         screen = self.settings.evaluation.screen_resolution
-        chosen = desktop if desktop and setting.provider == "local" else setting.desktop
+        chosen = desktop if desktop and setting.provider in ("local", "docker") else setting.desktop
         choice = choice_from_settings(
             setting.provider, setting.url, setting.docker_options, setting.network, chosen
         )

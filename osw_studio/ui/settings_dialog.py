@@ -231,9 +231,10 @@ class SettingsDialog(QDialog):
         self.desktop.setObjectName("guestDesktop")
         self.desktop.addItems(list(get_args(DesktopName)))
         self.desktop.setToolTip(
-            "The local sandbox's applications. studio: the bundled tasks' (mousepad, gnumeric, "
-            "galculator). osworld: OSWorld's (LibreOffice, GIMP, VLC, Thunderbird, Chromium as "
-            "google-chrome), arranged as OSWorld's image arranges them (make setup-osworld installs them)."
+            "The guest's applications (local sandbox or docker container). studio: the bundled tasks' "
+            "(mousepad, gnumeric, galculator). osworld: OSWorld's (LibreOffice, GIMP, VLC, Thunderbird, "
+            "Chromium as google-chrome), arranged as OSWorld's image arranges them (make setup-osworld "
+            "installs them here; packaging/guest-image/build.sh --desktop osworld builds the image)."
         )
         self.provider.currentTextChanged.connect(self._on_provider_changed)
         env_box = QGroupBox("Environment")
@@ -368,7 +369,7 @@ class SettingsDialog(QDialog):
             widget.setEnabled(provider == "remote")
         self.docker_options.setEnabled(provider == "docker")
         self.network.setEnabled(provider == "local")
-        self.desktop.setEnabled(provider == "local")
+        self.desktop.setEnabled(provider in ("local", "docker"))
         for widget in (self.vnc, self.vnc_password):
             widget.setEnabled(provider != "local")  # the local sandbox streams its screen
 

@@ -177,7 +177,9 @@ class SuiteDialog(QDialog):
             suite=self.suite.text().strip(),
             profile=profile,
             agent=agent,
-            provider=choice_from_settings(env.provider, env.url, env.docker_options, env.network),
+            provider=choice_from_settings(
+                env.provider, env.url, env.docker_options, env.network, env.desktop
+            ),
             envs=self.envs.value(),
             out=self.out.text().strip() or None,
             resume=self.resume.isChecked(),

@@ -6,6 +6,8 @@
 #   OSW_GUEST_HOST   address the guest server binds (default 127.0.0.1)
 #   OSW_GUEST_PORT   its port (default 5000; 0 picks a free one and the ready line tells which)
 #   OSW_GUEST_TOKEN  the token every request must carry (the server generates one when unset)
+#   OSW_GUEST_SOCKET a Unix socket to listen on instead of a port (a container with a network of its
+#                    own, reached through a folder mounted from the host)
 set -eu
 screen="${OSW_SCREEN:-1920x1080}"
 runtime="${XDG_RUNTIME_DIR:-/tmp/runtime-$(id -u)}"
@@ -30,5 +32,9 @@ export DBUS_SESSION_BUS_ADDRESS
 if [ -x /usr/libexec/at-spi-bus-launcher ]; then
     /usr/libexec/at-spi-bus-launcher --launch-immediately &
 fi
-exec /opt/osw-studio/venv/bin/python -m osw_studio.guest --display "$DISPLAY" \
-    --host "${OSW_GUEST_HOST:-127.0.0.1}" --port "${OSW_GUEST_PORT:-5000}"
+if [ -n "${OSW_GUEST_SOCKET:-}" ]; then
+    set -- --unix-socket "$OSW_GUEST_SOCKET"
+else
+    set -- --host "${OSW_GUEST_HOST:-127.0.0.1}" --port "${OSW_GUEST_PORT:-5000}"
+fi
+exec /opt/osw-studio/venv/bin/python -m osw_studio.guest --display "$DISPLAY" "$@"

@@ -130,3 +130,31 @@ def studio_image(docker_url: str) -> str:
     tag = done.stdout.strip().splitlines()[-1]
     print(f"\nstudio image {tag} ready in {time.monotonic() - started:.0f} s")
     return tag
+
+
+OSWORLD_IMAGE_OPT_IN = "OSW_TEST_OSWORLD_IMAGE"
+"""Set to 1 to run the tests marked ``osworld_image`` (``make test-docker-osworld``)."""
+
+
+@pytest.fixture(scope="session")
+def osworld_desktop_image(docker_url: str) -> str:
+    """The guest image with the OSWorld desktop (``build.sh --desktop osworld``) on the test engine.
+
+    Building it installs about 1.5 GB of Debian packages the first time (then cached as a tarball), so
+    the tests that need it run only when asked (``make test-docker-osworld``).
+    """
+    if os.environ.get(OSWORLD_IMAGE_OPT_IN) != "1":
+        pytest.skip(f"the OSWorld desktop image is built only when asked: make test-docker-osworld "
+                    f"(or {OSWORLD_IMAGE_OPT_IN}=1)")  # fmt: skip
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(BUILD), "--desktop", "osworld"],
+        env={**os.environ, "DOCKER_HOST": docker_url},
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert done.returncode == 0, f"build.sh --desktop osworld failed:\n{done.stderr[-3000:]}"
+    tag = done.stdout.strip().splitlines()[-1]
+    print(f"\nOSWorld desktop image {tag} ready in {time.monotonic() - started:.0f} s")
+    return tag

@@ -94,3 +94,23 @@ def test_a_filter_that_matches_nothing_is_a_user_error(suite: Path) -> None:
     assert done.returncode == 2
     assert "no task to check" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_running_guest_servers_are_refused_as_they_cannot_be_fresh(suite: Path) -> None:
+    done = check(str(suite), "--provider", "remote", "http://127.0.0.1:9")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "tasks check needs a fresh guest for every run" in done.stderr
+    assert "--provider local or --provider docker" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_docker_engine_that_is_not_there_fails_each_task_with_the_reason(
+    suite: Path, tmp_path: Path
+) -> None:
+    socket = tmp_path / "no-docker.sock"
+    done = check(str(suite), "-k", "say", "--provider", "docker", f"docker_host=unix://{socket}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("FAIL say-no: no guest for the solution run: no Docker socket at unix://")
+    assert "checked 1 tasks on the studio desktop (docker:studio)" in done.stdout
+    assert lines[-1] == "0 passed, 1 failed, 0 skipped"

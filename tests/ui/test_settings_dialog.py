@@ -134,6 +134,11 @@ def test_the_osworld_desktop_is_a_setting_the_app_and_the_cli_share(
     assert str(app_choice) == str(cli_choice) == "local desktop=osworld"
     again = _dialog(qtbot, load_settings(path))
     again.provider.setCurrentText("docker")
+    assert again.desktop.isEnabled()  # the docker provider's image has an OSWorld desktop variant
+    docker_choice = choice_from_settings("docker", None, None, "none", environment.desktop)
+    assert str(docker_choice) == str(parse_provider(with_desktop(["docker"], "osworld")))
+    assert str(docker_choice) == "docker studio desktop=osworld"
+    again.provider.setCurrentText("remote")
     assert not again.desktop.isEnabled()
 
 
