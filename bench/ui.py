@@ -60,9 +60,13 @@ class TypingAgent(Agent):
 
 async def measure_run(window: MainWindow, entry: TaskEntry) -> dict[str, float]:
     env = await window.services.ensure_env()
-    await env.guest.launch(
-        ["xterm", "-geometry", "120x40+0+0", "-e", "sh", "-c", "while :; do date +%T.%N; sleep 0.005; done"]
+    # A screen that never stops changing: a clock printed every 5 ms into xterm, by one process (a shell
+    # loop forking `date` 200 times a second would load the machine more than the app under test).
+    clock = (
+        "import time\nwhile True:\n"
+        "    print(time.strftime('%T'), time.time_ns(), flush=True)\n    time.sleep(0.005)"
     )
+    await env.guest.launch(["xterm", "-geometry", "120x40+0+0", "-e", "python3", "-c", clock])
     await asyncio.sleep(1.0)
     controller = await window.run_view.start_run(entry, "auto")
     assert controller is not None
