@@ -121,7 +121,8 @@ def test_the_token_comes_from_the_keyring_and_is_in_no_stored_file(
     set_guest_token(url, TOKEN)
     code = main(_command(kind, tmp_path, url))
     out = capsys.readouterr()
-    assert "401" not in out.out + out.err, out.err
+    # no refusal for a missing or wrong token (a bare "401" could be part of pytest's tmp path)
+    assert "HTTP 401" not in out.out + out.err and "wrong token" not in out.out + out.err, out.err
     # the fake guest runs nothing, so the task is scored 0: run says so with 1, eval run scored it (0)
     assert code == (1 if kind == "run" else 0), out.err
     assert fake.calls("/screenshot") and all(
