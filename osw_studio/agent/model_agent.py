@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -52,6 +53,15 @@ class ModelAgent(Agent):
         self.secrets = (api_key,) if api_key else ()
         # Screenshots already encoded for earlier steps, by step index, so history costs no re-encoding.
         self._images: dict[int, PreparedImage] = {}
+
+    def own_prompts_instead(self) -> None:
+        """Log and record in ``prompt_info`` that OSWorld's prompt was asked for but is not installed."""
+        logging.getLogger(type(self).__module__).warning(
+            "profile %s asks for OSWorld's prompt but desktop-env is not installed; "
+            "using OSW Studio's own (not leaderboard-faithful)",
+            self.profile.name,
+        )
+        self.prompt_info["reason"] = "desktop-env is not installed (pip install --no-deps desktop-env)"
 
     def run_info(self) -> dict[str, Any]:
         """The prompts sent (``prompt``: source, hashes, whether OSWorld's own) and the profile's setup."""

@@ -20,7 +20,6 @@ OSWorld's own, read from its installed package (:func:`osw_studio.agent.referenc
 
 from __future__ import annotations
 
-import logging
 import time
 
 from osw_studio.actions import CoordinateSpace
@@ -36,8 +35,6 @@ from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
 from osw_studio.settings.model import ResolvedProfile
-
-log = logging.getLogger(__name__)
 
 PASSWORD = "password"
 """The guest's sudo password, told to the model."""
@@ -62,14 +59,7 @@ class OpenCUAAgent(ModelAgent):
         if profile.prompts == "reference":
             self._reference = opencua_prompts("l2", PASSWORD)
             if self._reference is None:
-                log.warning(
-                    "profile %s asks for OSWorld's prompt but desktop-env is not installed; "
-                    "using OSW Studio's own (not leaderboard-faithful)",
-                    profile.name,
-                )
-                self.prompt_info["reason"] = (
-                    "desktop-env is not installed (pip install --no-deps desktop-env)"
-                )
+                self.own_prompts_instead()
             else:
                 self.prompt_info = {
                     "source": self._reference.source,

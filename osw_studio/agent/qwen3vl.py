@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import time
 
 from osw_studio.actions import CoordinateSpace, smart_resize
@@ -38,8 +37,6 @@ from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
 from osw_studio.settings.model import ResolvedProfile
-
-log = logging.getLogger(__name__)
 
 FACTOR = 32
 """Qwen3-VL's patch size (16) times its merge size (2): the smart-resize rounding."""
@@ -94,14 +91,7 @@ class Qwen3VLAgent(ModelAgent):
         if profile.prompts == "reference":
             self._reference = qwen3vl_prompt()
             if self._reference is None:
-                log.warning(
-                    "profile %s asks for OSWorld's prompt but desktop-env is not installed; "
-                    "using OSW Studio's own (not leaderboard-faithful)",
-                    profile.name,
-                )
-                self.prompt_info["reason"] = (
-                    "desktop-env is not installed (pip install --no-deps desktop-env)"
-                )
+                self.own_prompts_instead()
             else:
                 self.prompt_info = {
                     "source": self._reference.source,

@@ -16,7 +16,6 @@ read from its installed package (:mod:`osw_studio.agent.reference`).
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 import re
 import time
@@ -32,8 +31,6 @@ from osw_studio.core.errors import ActionParseError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
 from osw_studio.settings.model import ResolvedProfile
-
-log = logging.getLogger(__name__)
 
 CALL_USER = "call_user() # hand the task back to the person: it cannot be done, or you need their help\n"
 SYSTEM = "You are a helpful assistant."
@@ -104,14 +101,7 @@ class UITarsAgent(ModelAgent):
             template = reference_prompt("mm_agents/uitars15_v1.py", "UITARS_USR_PROMPT_THOUGHT")
             space = reference_prompt("mm_agents/uitars15_v1.py", "UITARS_NORMAL_ACTION_SPACE")
             if template is None or space is None:
-                log.warning(
-                    "profile %s asks for OSWorld's prompt but desktop-env is not installed; "
-                    "using OSW Studio's own (not leaderboard-faithful)",
-                    profile.name,
-                )
-                self.prompt_info["reason"] = (
-                    "desktop-env is not installed (pip install --no-deps desktop-env)"
-                )
+                self.own_prompts_instead()
             else:
                 self._template, self._action_space = template, space
                 self.prompt_info = {
