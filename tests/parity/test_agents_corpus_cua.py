@@ -6,8 +6,8 @@ Each reply of ``corpus/qwen3vl_replies.txt`` goes through OSWorld's ``Qwen3VLAge
 ``corpus/opencua_replies.txt`` (OpenCUA's OSWorld trajectories, 0-1 coordinates) through OSWorld's
 ``parse_response_to_cot_and_action`` (``relative``, 1920x1080) and our
 :func:`~osw_studio.actions.opencua.parse_opencua` in the ``norm`` frame. The actions (and the step's
-low-level instruction) must be equal, or the reply must be listed in a ``DIFFERENCES`` with why. The
-OpenCUA replies come with what OSWorld executed for them in the published run, which ours must equal too.
+low-level instruction) must be equal, or the reply must be listed in a ``DIFFERENCES`` with why. Replies
+that come with what OSWorld executed for them in a published run (``--- executed``) must give that too.
 """
 
 from __future__ import annotations
@@ -100,6 +100,8 @@ def test_qwen3vl_replies_give_the_reference_actions(reference: Reference, case: 
         ours = f"error: {exc}"
     expected = reference_actions(theirs["code"]) if "code" in theirs else f"reference: {theirs['error']}"
     same = outcome(ours, expected) and (instruction is None or instruction == theirs.get("instruction"))
+    if "executed" in case:  # what OSWorld ran in the published trajectory
+        same = same and outcome(ours, reference_actions(case["executed"].split("\n")))
     if case["name"] in QWEN3VL_DIFFERENCES:
         assert not same, f"{case['name']} no longer differs: drop it from QWEN3VL_DIFFERENCES"
     else:
