@@ -31,6 +31,9 @@ DIFFERENCES: dict[str, str] = {
     "uitars10-chinese-list-box": f"a box written [x1,y1,x2,y2]: {_CRASH}",
     "uitars-browser-four-numbers": f"a box written [x1, y1, x2, y2]: {_CRASH} (its centre)",
     "uitars-box-tokens-two-points": f"box tokens around two points: {_CRASH} (their centre)",
+    "uitars-7b-gguf-numbered-reasoning": (
+        f"box tokens around one point, the UI-TARS-1.0 form, which uitars15_v1 does not strip: {_CRASH}"
+    ),
     "uitars-concatenated-steps": (
         "several Thought/Action pairs run together (a model writing ahead): OSWorld keeps only the text "
         "after the last 'Action:' and so finishes the task; we refuse the reply as malformed (a step "
