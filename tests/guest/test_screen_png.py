@@ -60,4 +60,5 @@ def test_jpeg_keeps_colours_and_scales_to_max_width(max_width: int | None) -> No
         (3 * w // 4, 3 * h // 4): (255, 255, 255),
     }.items():
         got = image.getpixel((x, y))
+        assert isinstance(got, tuple)
         assert all(abs(a - b) <= 8 for a, b in zip(got, colour, strict=True)), ((x, y), got, colour)

@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 import simplejpeg
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QBuffer, QByteArray, QSize
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
@@ -53,12 +53,10 @@ def test_a_jpeg_is_decoded_no_smaller_than_the_viewer(fit: QSize | None, size: t
 def test_what_is_not_a_jpeg_is_decoded_by_qt_or_null() -> None:
     png = QImage(64, 32, QImage.Format.Format_RGB32)
     png.fill(QColor(0, 200, 0))
-    from PySide6.QtCore import QBuffer, QByteArray
-
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QBuffer.OpenModeFlag.WriteOnly)
-    png.save(buffer, "PNG")
+    png.save(buffer, b"PNG")
     image = decode_frame(bytes(data.data()), QSize(32, 16))
     assert (image.width(), image.height()) == (32, 16)
     assert close(image.pixelColor(5, 5), (0, 200, 0))
