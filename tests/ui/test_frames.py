@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import io
 
 import numpy as np
 import pytest
 import simplejpeg
-from PySide6.QtCore import QBuffer, QByteArray, QSize
+from PIL import Image
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
@@ -51,13 +53,9 @@ def test_a_jpeg_is_decoded_no_smaller_than_the_viewer(fit: QSize | None, size: t
 
 
 def test_what_is_not_a_jpeg_is_decoded_by_qt_or_null() -> None:
-    png = QImage(64, 32, QImage.Format.Format_RGB32)
-    png.fill(QColor(0, 200, 0))
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QBuffer.OpenModeFlag.WriteOnly)
-    png.save(buffer, b"PNG")
-    image = decode_frame(bytes(data.data()), QSize(32, 16))
+    out = io.BytesIO()
+    Image.new("RGB", (64, 32), (0, 200, 0)).save(out, "PNG")
+    image = decode_frame(out.getvalue(), QSize(32, 16))
     assert (image.width(), image.height()) == (32, 16)
     assert close(image.pixelColor(5, 5), (0, 200, 0))
     assert decode_frame(b"\xff\xd8 not a jpeg", None).isNull()
