@@ -19,6 +19,11 @@ import mss
 import numpy as np
 from PIL import Image, ImageDraw
 
+try:  # libjpeg-turbo with SIMD, bundled in the wheel: encodes BGRX pixels as they come from the screen
+    import simplejpeg
+except ImportError:  # pragma: no cover - a guest image built without it falls back to Pillow
+    simplejpeg = None
+
 ImageFormat = Literal["png", "jpeg"]
 
 # zlib level 1 after PNG's "sub" filter: a 1920x1080 photo-like desktop deflates in a third of the time
@@ -57,15 +62,22 @@ def encode(
     if max_width is not None and 0 < max_width < frame.width:
         height = max(1, round(frame.height * max_width / frame.width))
         # Scale the BGRX pixels in place (no full-size conversion), then swap channels on the small image.
-        # BOX averages the source area of each pixel: sharp text, ~35% faster than BILINEAR here.
+        # BOX averages the source area of each pixel: sharp text, ~35% faster than BILINEAR here, but
+        # still the most costly part of a JPEG (~20 ms for 1920x1080 to 1280 wide; the encoding ~4 ms).
         raw = Image.frombuffer("RGBX", (frame.width, frame.height), frame.bgra, "raw", "RGBX", 0, 1)
-        blue, green, red, _ = raw.resize((max_width, height), Image.Resampling.BOX).split()
+        small = raw.resize((max_width, height), Image.Resampling.BOX)
+        if fmt == "jpeg" and simplejpeg is not None:
+            return _jpeg_bgrx(np.asarray(small), quality)
+        blue, green, red, _ = small.split()
         image: Image.Image | None = Image.merge("RGB", (red, green, blue))
     else:
         image = None
     if fmt == "png" and image is None:
         return encode_png(frame)
     if image is None:
+        if simplejpeg is not None:
+            pixels = np.frombuffer(frame.bgra, np.uint8).reshape(frame.height, frame.width, 4)
+            return _jpeg_bgrx(pixels, quality)
         image = frame.image()
     out = io.BytesIO()
     if fmt == "png":
@@ -73,6 +85,14 @@ def encode(
     else:
         image.save(out, "JPEG", quality=quality)
     return out.getvalue()
+
+
+def _jpeg_bgrx(pixels: np.ndarray, quality: int) -> bytes:
+    """A JPEG of BGRX pixels (height x width x 4) with Pillow's defaults (4:2:0 chroma), by libjpeg-turbo.
+
+    A full 1920x1080 screen takes ~5 ms, a fifth of Pillow's swap, scale and encode to 1280 wide.
+    """
+    return bytes(simplejpeg.encode_jpeg(pixels, quality=quality, colorspace="BGRX", colorsubsampling="420"))
 
 
 def encode_png(frame: Frame) -> bytes:

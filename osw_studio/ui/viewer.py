@@ -10,6 +10,7 @@ what the guest receives is exactly what the step records.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -54,13 +55,19 @@ TAKEOVER_KEY = QKeySequence("Ctrl+T")
 BURST_MS = 700
 """A takeover's input is sent in bursts: this many quiet milliseconds end one (one human step)."""
 
+SETTLE_MS = 250
+"""Live frames are painted with fast scaling; this long after the last one the screen is painted smooth."""
+
 
 class ScreenCanvas(QWidget):
     """Paints the newest frame letterboxed in the widget, the overlay, and (in takeover) takes input.
 
+    A frame that is not the canvas's size is scaled when painted: quickly (nearest pixel) while live frames
+    keep coming, smoothly once they pause (:data:`SETTLE_MS`) and for a still (a recorded step's screen).
+
     Signals:
         human_input(list): Actions a person performed in takeover (core actions, guest pixels).
-        frame_shown(): A new frame was painted.
+        frame_shown(): A new frame was set to be painted.
     """
 
     human_input = Signal(list)
@@ -74,6 +81,11 @@ class ScreenCanvas(QWidget):
         self.setMinimumSize(320, 180)
         self.setMouseTracking(False)
         self._image: QImage | None = None
+        self._number = 0
+        self._painted_number = 0
+        self.painted_numbers: deque[int] = deque(maxlen=16384)
+        """The numbers of the live frames painted, in order (each once; frames replaced before a paint
+        are missing): what the viewer really showed of the stream."""
         self._screen: tuple[int, int] | None = None
         self._actions: list[Action] = []
         self._takeover = False
@@ -84,6 +96,11 @@ class ScreenCanvas(QWidget):
         self._burst_timer = QTimer(self)
         self._burst_timer.setSingleShot(True)
         self._burst_timer.timeout.connect(self._on_quiet)
+        self._moving = False  # live frames are coming: paint them with fast scaling
+        self._settle_timer = QTimer(self)
+        self._settle_timer.setSingleShot(True)
+        self._settle_timer.setInterval(SETTLE_MS)
+        self._settle_timer.timeout.connect(self._settle)
 
     # --- what to show -------------------------------------------------------------------------------
 
@@ -104,11 +121,22 @@ class ScreenCanvas(QWidget):
         if changed:
             self.screen_size_changed.emit()
 
-    def set_frame(self, image: QImage) -> None:
-        """Show a frame (already decoded and scaled off the event loop)."""
+    def set_frame(self, image: QImage, number: int = 0) -> None:
+        """Show a frame (decoded off the event loop); ``number``: a live frame's, 0 for a still."""
         self._image = image
+        self._number = number
+        if number:
+            self._moving = True
+            self._settle_timer.start()
+        else:
+            self._moving = False
+            self._settle_timer.stop()
         self.update()
         self.frame_shown.emit()
+
+    def _settle(self) -> None:
+        self._moving = False
+        self.update()
 
     def set_placeholder(self, text: str) -> None:
         """The text shown while there is no frame."""
@@ -165,8 +193,17 @@ class ScreenCanvas(QWidget):
             painter.setPen(QColor(160, 160, 170))
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self._placeholder)
         else:
-            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+            size, ratio = self._image.size(), self.devicePixelRatioF()
+            scaled = (
+                abs(size.width() - target.width() * ratio) > 1
+                or abs(size.height() - target.height() * ratio) > 1
+            )
+            # smooth scaling of a full-size frame costs a few ms of the event loop per frame
+            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, scaled and not self._moving)
             painter.drawImage(target, self._image)
+            if self._number and self._number != self._painted_number:
+                self._painted_number = self._number
+                self.painted_numbers.append(self._number)
         if self._actions:
             screen = self.screen_size
             paint_actions(painter, self._actions, lambda x, y: screen_to_widget((x, y), r, screen), target)
@@ -453,7 +490,7 @@ class VmViewer(QWidget):
         self.meter.tick()  # only live frames count towards fps
         self._last_live = image
         if not self._replaying:
-            self.canvas.set_frame(image)
+            self.canvas.set_frame(image, self._stream.frame_number if self._stream else 0)
 
     def _on_stream_status(self, status: str) -> None:
         base = self._stream.base_url if self._stream else ""

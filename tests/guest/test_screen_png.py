@@ -35,3 +35,30 @@ def test_png_chunks_are_well_formed() -> None:
         kinds.append(kind)
         at += 12 + size
     assert kinds == [b"IHDR", b"IDAT", b"IEND"]
+
+
+def quadrants(width: int, height: int) -> Frame:
+    """A frame of four flat quadrants: red, green / blue, white (BGRA bytes, as the screen gives them)."""
+    rows = []
+    for y in range(height):
+        left, right = ((0, 0, 255, 0), (0, 255, 0, 0)) if y < height // 2 else ((255, 0, 0, 0), (255,) * 4)
+        rows.append(bytes(left) * (width // 2) + bytes(right) * (width - width // 2))
+    return Frame(width, height, b"".join(rows))
+
+
+@pytest.mark.parametrize("max_width", [None, 1920, 1280, 640])
+def test_jpeg_keeps_colours_and_scales_to_max_width(max_width: int | None) -> None:
+    jpeg = encode(quadrants(1920, 1080), "jpeg", quality=70, max_width=max_width)
+    image = Image.open(io.BytesIO(jpeg)).convert("RGB")
+    width = max_width or 1920
+    assert image.size == (width, round(1080 * width / 1920))
+    w, h = image.size
+    for (x, y), colour in {
+        (w // 4, h // 4): (255, 0, 0),
+        (3 * w // 4, h // 4): (0, 255, 0),
+        (w // 4, 3 * h // 4): (0, 0, 255),
+        (3 * w // 4, 3 * h // 4): (255, 255, 255),
+    }.items():
+        got = image.getpixel((x, y))
+        assert isinstance(got, tuple)
+        assert all(abs(a - b) <= 8 for a, b in zip(got, colour, strict=True)), ((x, y), got, colour)
