@@ -13,6 +13,7 @@ import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -201,7 +202,7 @@ class ExportRun:
             )
         return step
 
-    @property
+    @cached_property
     def run_id(self) -> str:
         """The run folder's name."""
         return self.store.run_id
@@ -264,7 +265,7 @@ class ExportRun:
                         self._screens[entry.name] = Path(entry.path) if plain else None
             except OSError:
                 pass
-        base = Path(name).name
+        base = name if "/" not in name else Path(name).name  # a bare name, as the writer stores them
         if base not in self._screens:
             return None
         return self._screens[base] or self.store.screen_file(base)
@@ -305,19 +306,24 @@ class ImageSink:
         self.out = out
         self.mode = mode
         self.folder = folder
-        self._made: set[Path] = set()  # folders this sink created or found
+        self._out = os.fspath(out)
+        self._run_folder = ("", "")  # the run last seen and its folder (relative to out), made
+        self._made: set[str] = set()  # folders (relative to out) this sink created or found
 
     def ref(self, run: ExportRun, path: Path, mime: str | None = None) -> str:
         """A reference to the image at ``path``: a path relative to the export folder, or a data URL."""
         if self.mode == "embed":
             return data_url(path, mime)
-        rel = Path(self.folder.format(run_id=run.run_id)) / path.name
-        dest = self.out / rel
-        if dest.parent not in self._made:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(dest.parent)
-        place_file(path, dest, parent_made=True)
-        return rel.as_posix()
+        run_id, folder = self._run_folder
+        if run_id != run.run_id:
+            folder = Path(self.folder.format(run_id=run.run_id)).as_posix()
+            if folder not in self._made:
+                (self.out / folder).mkdir(parents=True, exist_ok=True)
+                self._made.add(folder)
+            self._run_folder = (run.run_id, folder)
+        rel = f"{folder}/{path.name}"
+        place_file(path, f"{self._out}/{rel}", parent_made=True)
+        return rel
 
 
 def data_url(path: Path, mime: str | None = None) -> str:
@@ -326,7 +332,7 @@ def data_url(path: Path, mime: str | None = None) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode()}"
 
 
-def place_file(src: Path, dest: Path, *, parent_made: bool = False) -> None:
+def place_file(src: Path, dest: str | Path, *, parent_made: bool = False) -> None:
     """Copy ``src`` to ``dest``; an existing ``dest`` is kept.
 
     Never a hard link: an export is shared and edited on its own, and a change to it must not reach back
@@ -339,7 +345,7 @@ def place_file(src: Path, dest: Path, *, parent_made: bool = False) -> None:
         parent_made: ``dest``'s folder is known to exist.
     """
     if not parent_made:
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        Path(dest).parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:

@@ -66,6 +66,7 @@ class SampleExporter(JsonlExporter):
         super().__init__(out, options)
         self.samples = SampleBuilder(options)
         self._counted_images: tuple[str, set[str]] = ("", set())
+        self._counted_messages: dict[int, dict[str, Any]] = {}
         self.rescaler = Rescaler(options.train_size) if options.train_size else None
         # URLs of the images of the run being written: history turns repeat them sample after sample.
         self._urls: tuple[str, dict[str, str]] = ("", {})
@@ -126,8 +127,13 @@ class SampleExporter(JsonlExporter):
         self.card.count(sample.source, origin=sample.origin, space=self.describe_space(run, sample))
         if self._counted_images[0] != run.run_id:
             self._counted_images = (run.run_id, set())
+            self._counted_messages = {}
         counted = self._counted_images[1]
-        for ref in image_refs(sample.prompt):
+        # A history turn is one object sample after sample: its images are counted with its first.
+        fresh = [m for m in sample.prompt if id(m) not in self._counted_messages]
+        for message in fresh:
+            self._counted_messages[id(message)] = message  # kept, so its id is not reused in the run
+        for ref in image_refs(fresh):
             name = str(ref.get("file"))
             if name not in counted:
                 counted.add(name)
