@@ -81,10 +81,11 @@ def _link(src: str, dst: str) -> None:
 def child(fmt: str, store: str, out: str, images: str = "copy") -> None:
     """Export in this process and print seconds and peak RSS as JSON."""
     from osw_studio.trajectory.export import export_runs
-    from osw_studio.trajectory.exporters.base import ExportOptions
+    from osw_studio.trajectory.exporters.base import COPY_WORKERS, ExportOptions
 
+    options = ExportOptions(history=3, images=images, copy_workers=COPY_WORKERS)  # type: ignore[arg-type]
     t0, c0 = time.perf_counter(), time.process_time()
-    summary = export_runs([store], fmt, out, ExportOptions(history=3, images=images))  # type: ignore[arg-type]
+    summary = export_runs([store], fmt, out, options)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

@@ -41,7 +41,7 @@ class JsonlExporter(Exporter):
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
-        self.images = ImageSink(self.out, self.image_mode)
+        self.images = ImageSink(self.out, self.image_mode, copier=self.copier)
         self._file: IO[str] = open(  # noqa: SIM115
             self.out / self.file_name, "w", encoding="utf-8", buffering=1 << 20
         )
@@ -105,6 +105,7 @@ class SampleExporter(JsonlExporter):
 
     def _place(self, run: ExportRun, name: str, data: bytes) -> Path:
         dest = self.out / self.images.folder.format(run_id=run.run_id) / name
+        self.copier.wait()  # a copy on its way there is made first, as in line
         if not dest.exists():
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
