@@ -14,6 +14,11 @@ peak RSS <= 400 MB).
 
 Each figure also says the CPU seconds the export took (user + system, median of 3) and the load average
 around the run: on a shared machine the wall-clock rate falls with the load, the CPU time much less.
+
+Every format but ``preference`` writes one image file per step, and creating a file is the kernel's work:
+its cost depends on the file system and where on it the files go (on one ext4 disk it was 20 us in one
+folder and over 1 ms in another, with the same load). The bench measures it in its scratch folder (the
+system's temporary folder; set ``TMPDIR`` to choose another) and prints it beside the figures.
 """
 
 from __future__ import annotations
@@ -74,6 +79,19 @@ def make_store(root: Path, runs: int) -> None:
         (dest / "result.json").write_text(json.dumps(result))
 
 
+def file_create_us(folder: Path, files: int = 1000) -> float:
+    """CPU microseconds to create one empty file in fresh subfolders of ``folder`` (50 a subfolder)."""
+    probe = folder / "probe"
+    c0 = time.process_time()
+    for i in range(files):
+        if i % 50 == 0:
+            (probe / str(i // 50)).mkdir(parents=True)
+        os.close(os.open(probe / str(i // 50) / f"{i}.png", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    cpu = time.process_time() - c0
+    shutil.rmtree(probe)
+    return cpu / files * 1e6
+
+
 def _link(src: str, dst: str) -> None:
     Path(dst).hardlink_to(src)
 
@@ -81,10 +99,13 @@ def _link(src: str, dst: str) -> None:
 def child(fmt: str, store: str, out: str, images: str = "copy") -> None:
     """Export in this process and print seconds and peak RSS as JSON."""
     from osw_studio.trajectory.export import export_runs
-    from osw_studio.trajectory.exporters.base import ExportOptions
+    from osw_studio.trajectory.exporters import exporter_class
+    from osw_studio.trajectory.exporters.base import COPY_WORKERS, ExportOptions
 
+    exporter_class(fmt)  # the format's module is imported before the clock starts (compiled, without .pyc)
+    options = ExportOptions(history=3, images=images, copy_workers=COPY_WORKERS)  # type: ignore[arg-type]
     t0, c0 = time.perf_counter(), time.process_time()
-    summary = export_runs([store], fmt, out, ExportOptions(history=3, images=images))  # type: ignore[arg-type]
+    summary = export_runs([store], fmt, out, options)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -122,6 +143,8 @@ def main(formats: list[str] | None = None) -> int:
         steps = RUNS * STEPS_PER_RUN
         figures: dict[str, dict[str, float]] = {}
         print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+        create_us = file_create_us(root)
+        print(f"creating a file in {tmp}: {create_us:.0f} us of CPU (the kernel's share of each image copy)")
         head = f"{'format':<14}{'steps':>8}{'median s':>10}{'steps/s':>10}{'CPU s':>8}{'steps/CPU s':>13}"
         print(f"{head}{'peak RSS MB':>13}")
         for fmt in formats or EXPORTERS:
@@ -180,6 +203,7 @@ def main(formats: list[str] | None = None) -> int:
             "after": [round(x, 2) for x in os.getloadavg()],
         },
         "cores": os.cpu_count(),
+        "file_create_us": round(create_us, 1),
     }
     RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     if missed:

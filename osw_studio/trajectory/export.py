@@ -19,7 +19,13 @@ from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError, StoreError
 from osw_studio.trajectory.curation import Curation, RunPlan, plan
 from osw_studio.trajectory.exporters import DESCRIPTIONS, exporter_class
-from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, RunFilter, parse_date
+from osw_studio.trajectory.exporters.base import (
+    COPY_WORKERS,
+    ExportOptions,
+    ExportRun,
+    RunFilter,
+    parse_date,
+)
 from osw_studio.trajectory.exporters.card import write_card
 from osw_studio.trajectory.exporters.profiles import get_profile
 from osw_studio.trajectory.scrub import Scrubber
@@ -147,6 +153,7 @@ def export_options(
         train_size=parse_size(train_size) if isinstance(train_size, str) else train_size,
         curation=curation,
         apply_corrections=apply_corrections,
+        copy_workers=COPY_WORKERS,
     )
     check_options(options)
     return options
@@ -249,7 +256,9 @@ def export_runs(
                 exporter.card.agents[run.meta.agent or "unknown"] += 1
             if progress is not None:
                 progress(done, len(run_paths), summary)
+        exporter.copier.wait()  # the export is whole once its images are; a failed copy fails it
     finally:
+        exporter.copier.close()
         exporter.close()
     write_card(
         Path(out),

@@ -49,6 +49,10 @@ _SECRET_NAME_RE = re.compile(
     r"(?i)^(?:.*[_\-.])?(?:api[_\-]?key|apikey|key|secret|token|password|passwd|authorization|credentials?|"
     r"access[_\-]?key|private[_\-]?key)$"
 )
+_REMEMBERED_LENGTH = 256
+"""Strings up to this long are scrubbed once per scrubber (longer ones rarely repeat)."""
+_REMEMBERED = 4096
+"""How many scrubbed strings a scrubber remembers before it starts over (bounds its memory)."""
 MIN_SECRET_LENGTH = 6
 """Known secret values shorter than this are not scrubbed (they would redact ordinary words)."""
 
@@ -129,6 +133,9 @@ class Scrubber:
         self._any = re.compile("|".join(any_form))
         self._typed = [re.compile(p) if isinstance(p, str) else p for p in typed_patterns]
         self.replacement = replacement
+        # What text() made of short strings: keys and repeated values (prompt texts, action kinds)
+        # come back step after step, and a dictionary look-up costs far less than the search.
+        self._done: dict[str, str] = {}
 
     @property
     def typed_patterns(self) -> list[re.Pattern[str]]:
@@ -137,7 +144,20 @@ class Scrubber:
 
     def text(self, value: str) -> str:
         """``value`` with known secrets and key-shaped substrings redacted."""
-        if len(value) < 8 or self._any.search(value) is None:
+        size = len(value)
+        if size < 8:
+            return value
+        if size > _REMEMBERED_LENGTH:
+            return self._redact(value)
+        done = self._done.get(value)
+        if done is None:
+            if len(self._done) >= _REMEMBERED:
+                self._done.clear()
+            done = self._done[value] = self._redact(value)
+        return done
+
+    def _redact(self, value: str) -> str:
+        if self._any.search(value) is None:
             return value
         if self._known is not None:
             value = self._known.sub(self.replacement, value)
@@ -156,10 +176,7 @@ class Scrubber:
         if kind is str:
             return value if len(value) < 8 else self.text(value)
         if kind is dict:
-            text = self.text
-            return {
-                k if type(k) is str and len(k) < 8 else text(str(k)): self.data(v) for k, v in value.items()
-            }
+            return self._dict(value)
         if kind is list:
             return [self.data(v) for v in value]
         if kind is int or kind is float or kind is bool or value is None:
@@ -171,6 +188,26 @@ class Scrubber:
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+    def _dict(self, value: dict[Any, Any]) -> dict[str, Any]:
+        """:meth:`data` of a dict, with its strings and numbers handled in line (most of a step's values)."""
+        text = self.text
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                k = text(str(k))
+            elif len(k) >= 8:
+                k = text(k)
+            kind = type(v)
+            if kind is str:
+                if len(v) >= 8:
+                    v = text(v)
+            elif kind is dict:
+                v = self._dict(v)
+            elif not (kind is int or kind is float or kind is bool or v is None):
+                v = self.data(v)
+            out[k] = v
+        return out
 
     def step(self, step: StepRecord) -> StepRecord:
         """A copy of ``step`` with nothing secret left in it."""

@@ -180,7 +180,10 @@ class RunStore:
         try:
             if prepare is None:
                 return StepRecord.model_validate_json(line)
-            data = json.loads(line)
+            # What json.loads does with bytes, without its encoding detection for the usual line (UTF-8
+            # text that starts an object); anything else goes through that detection as before.
+            utf8 = line[:1] == b"{" and line[1:2] != b"\x00"
+            data = json.loads(line.decode("utf-8", "surrogatepass") if utf8 else line)
             if not isinstance(data, dict):
                 raise ValueError("Input should be an object")
             return StepRecord.model_validate(prepare(data))

@@ -68,6 +68,18 @@ def test_a_known_key_is_scrubbed_in_its_encoded_forms(form: object) -> None:
     )
 
 
+def test_a_scrubber_that_has_seen_many_strings_still_scrubs_each_one() -> None:
+    """Strings are scrubbed once and remembered; forgetting (to bound memory) never lets one through."""
+    scrubber = Scrubber(secrets=[KEY])
+    texts = [f"line {i}: {KEY if i % 3 == 0 else 'nothing'}" for i in range(10_000)]
+    for _ in range(2):  # the second pass reads what the scrubber remembered (or forgot)
+        for i, text in enumerate(texts):
+            clean = scrubber.text(text)
+            assert (KEY in clean, "[REDACTED]" in clean) == (False, i % 3 == 0), clean
+    data = {"response": texts[0], texts[3]: [texts[6], {"k": texts[9]}], "n": 1, "ok": True}
+    assert KEY not in json.dumps(scrubber.data(data)) and scrubber.data({"n": 1}) == {"n": 1}
+
+
 # --- exports -----------------------------------------------------------------------------------------
 
 

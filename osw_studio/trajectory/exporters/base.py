@@ -9,10 +9,10 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
-import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -20,9 +20,13 @@ from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.trajectory.curation import Curation
+from osw_studio.trajectory.exporters.copies import FileCopier
 from osw_studio.trajectory.layout import FINAL_SCREEN, SCREENS, RunMeta, image_size
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore
+
+COPY_WORKERS = 2
+"""Threads copying image files during an export started from the command line or the app."""
 
 StepKind = Literal["agent", "human", "edited"]
 STEP_KINDS: tuple[StepKind, ...] = ("agent", "human", "edited")
@@ -129,6 +133,10 @@ class ExportOptions:
         apply_corrections: A step a reviewer labelled wrong with a correction is exported as a person's
             edit (the correction the target, the model's reply kept as the rejected side of preference
             pairs); the run store itself never changes.
+        copy_workers: Threads that copy image files while the export goes on; the export waits for
+            them at its end (:func:`~osw_studio.trajectory.export.export_runs` does). 0 makes each copy
+            before its reference is written, for callers that add runs one by one and read the files
+            at once (the batch runner's OSWorld layout).
     """
 
     filter: RunFilter = field(default_factory=RunFilter)
@@ -143,6 +151,7 @@ class ExportOptions:
     train_size: tuple[int, int] | None = None
     curation: Curation | None = None
     apply_corrections: bool = False
+    copy_workers: int = 0
 
 
 class ExportRun:
@@ -201,7 +210,7 @@ class ExportRun:
             )
         return step
 
-    @property
+    @cached_property
     def run_id(self) -> str:
         """The run folder's name."""
         return self.store.run_id
@@ -264,7 +273,7 @@ class ExportRun:
                         self._screens[entry.name] = Path(entry.path) if plain else None
             except OSError:
                 pass
-        base = Path(name).name
+        base = name if "/" not in name else Path(name).name  # a bare name, as the writer stores them
         if base not in self._screens:
             return None
         return self._screens[base] or self.store.screen_file(base)
@@ -299,53 +308,44 @@ class ImageSink:
         out: The export folder.
         mode: ``copy`` (a copy in ``folder``) or ``embed`` (a ``data:`` URL).
         folder: Where copies go, relative to ``out``; ``{run_id}`` is filled in.
+        copier: Makes the copies (default: each one when asked).
     """
 
-    def __init__(self, out: Path, mode: str = "copy", folder: str = "images/{run_id}") -> None:
+    def __init__(
+        self,
+        out: Path,
+        mode: str = "copy",
+        folder: str = "images/{run_id}",
+        copier: FileCopier | None = None,
+    ) -> None:
         self.out = out
         self.mode = mode
         self.folder = folder
-        self._made: set[Path] = set()  # folders this sink created or found
+        self.copier = copier or FileCopier()
+        self._out = os.fspath(out)
+        self._run_folder = ("", "")  # the run last seen and its folder (relative to out), made
+        self._made: set[str] = set()  # folders (relative to out) this sink created or found
 
     def ref(self, run: ExportRun, path: Path, mime: str | None = None) -> str:
         """A reference to the image at ``path``: a path relative to the export folder, or a data URL."""
         if self.mode == "embed":
             return data_url(path, mime)
-        rel = Path(self.folder.format(run_id=run.run_id)) / path.name
-        dest = self.out / rel
-        if dest.parent not in self._made:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(dest.parent)
-        place_file(path, dest, parent_made=True)
-        return rel.as_posix()
+        run_id, folder = self._run_folder
+        if run_id != run.run_id:
+            folder = Path(self.folder.format(run_id=run.run_id)).as_posix()
+            if folder not in self._made:
+                (self.out / folder).mkdir(parents=True, exist_ok=True)
+                self._made.add(folder)
+            self._run_folder = (run.run_id, folder)
+        rel = f"{folder}/{path.name}"
+        self.copier.copy(path, f"{self._out}/{rel}")
+        return rel
 
 
 def data_url(path: Path, mime: str | None = None) -> str:
     """The file as a ``data:`` URL (``mime`` defaults from the file's extension)."""
     mime = mime or ("image/jpeg" if path.suffix.lower() in (".jpg", ".jpeg") else "image/png")
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode()}"
-
-
-def place_file(src: Path, dest: Path, *, parent_made: bool = False) -> None:
-    """Copy ``src`` to ``dest``; an existing ``dest`` is kept.
-
-    Never a hard link: an export is shared and edited on its own, and a change to it must not reach back
-    into the run store (nor a run store's link reach a file outside it). ``src`` comes from the run
-    store's checked paths; the copy follows a symlink there, as reading it would.
-
-    Args:
-        src: The file to copy.
-        dest: Where to put it.
-        parent_made: ``dest``'s folder is known to exist.
-    """
-    if not parent_made:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return  # kept, whatever it is (a dangling symlink included: O_EXCL never follows one)
-    with open(fd, "wb") as out, open(src, "rb") as data:
-        shutil.copyfileobj(data, out, 1 << 20)
 
 
 class Exporter(ABC):
@@ -373,6 +373,8 @@ class Exporter(ABC):
         self.image_mode: Literal["copy", "embed"] = options.images or self.default_images
         self.card = CardStats()
         """What the dataset card reports; exporters count what they write."""
+        self.copier = FileCopier(options.copy_workers)
+        """Copies image files into the export (on worker threads with ``options.copy_workers``)."""
         try:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

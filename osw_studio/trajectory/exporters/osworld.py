@@ -28,7 +28,7 @@ from osw_studio.actions.computer13 import to_dicts
 from osw_studio.actions.pyautogui import render_pyautogui
 from osw_studio.core.actions import Action, CallUser, Done, Fail
 from osw_studio.core.step import StepRecord
-from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun, place_file
+from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun
 
 
 def _segment(name: str) -> str:
@@ -116,6 +116,7 @@ class OsworldExporter(Exporter):
         base, action_space = self._base(run)
         folder = base / _segment(run.domain) / _segment(run.task_id)
         if folder.exists():
+            self.copier.wait()  # copies on their way into the folder land before it goes
             shutil.rmtree(folder)
             self.replaced += 1
         folder.mkdir(parents=True)
@@ -151,7 +152,7 @@ class OsworldExporter(Exporter):
         shot = None
         if after is not None:
             shot = f"step_{step.index}_{stamp}{after.suffix}"
-            place_file(after, folder / shot)
+            self.copier.copy(after, folder / shot)
         info: dict[str, Any] = {"source": step.source, "verdict": step.verdict}
         if step.error:
             info["error"] = step.error

@@ -56,7 +56,7 @@ class RolloutsExporter(Exporter):
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
-        self.sink = ImageSink(self.out, self.image_mode, "{run_id}/screens")
+        self.sink = ImageSink(self.out, self.image_mode, "{run_id}/screens", self.copier)
         self.chat = ChatBuilder(options, self.sink)
         self.samples = SampleBuilder(options)
         self._urls: tuple[str, dict[str, str]] = ("", {})

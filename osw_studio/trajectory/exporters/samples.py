@@ -104,6 +104,7 @@ class SampleBuilder:
 
     def __init__(self, options: ExportOptions) -> None:
         self.options = options
+        self._spaces: dict[tuple[Any, ...], CoordinateSpace | None] = {}
 
     def profile_name(self) -> str:
         """The profile rebuilt prompts use."""
@@ -136,8 +137,9 @@ class SampleBuilder:
                 yield from self._rebuilt(run)
                 return
             if prompt is not None:
-                space = self._space(run, step, prompt, language, screen) or space
-                images.append(len(image_refs(prompt)))
+                refs = image_refs(prompt)
+                space = self._space(run, step, refs, language, screen) or space
+                images.append(len(refs))
             elif last is not None and step.source == "human":
                 full = len(images) >= 2 and images[-1] == images[-2]
                 prompt, origin = self._derive(run, step, *last, full_window=full), "derived"
@@ -154,25 +156,33 @@ class SampleBuilder:
         self,
         run: ExportRun,
         step: StepRecord,
-        prompt: list[dict[str, Any]],
+        refs: list[Mapping[str, Any]],
         language: Language,
         screen: tuple[int, int] | None,
     ) -> CoordinateSpace | None:
-        """The frame the model wrote coordinates in at this step (as the agent set it up)."""
+        """The frame the model wrote coordinates in at this step (as the agent set it up).
+
+        ``refs`` are the images of the step's prompt, the screenshot sent last.
+        """
         screen = screen or run.screen_size(step)
         if screen is None or step.coordinate_mode is None:
             return None
-        refs = image_refs(prompt)
         sent = (refs[-1].get("width"), refs[-1].get("height")) if refs else (None, None)
         image = (sent[0], sent[1]) if isinstance(sent[0], int) and isinstance(sent[1], int) else None
         if language == "uitars" and step.coordinate_mode == "smart":
             image = None  # UI-TARS' smart frame is the smart-resized screen
         # OSWorld's Qwen3-VL and OpenCUA agents truncate the model's numbers to pixels, as ours do.
         rounding: Rounding = "trunc" if language in ("qwen3vl", "opencua") else "round"
-        try:
-            return CoordinateSpace(screen=screen, mode=step.coordinate_mode, image=image, rounding=rounding)
-        except ValueError:
-            return None
+        key = (screen, step.coordinate_mode, image, rounding)
+        if key not in self._spaces:  # the same few frames, step after step (a space is immutable)
+            try:
+                space = CoordinateSpace(
+                    screen=screen, mode=step.coordinate_mode, image=image, rounding=rounding
+                )
+            except ValueError:
+                space = None
+            self._spaces[key] = space
+        return self._spaces[key]
 
     def _target(
         self, step: StepRecord, language: Language, space: CoordinateSpace

@@ -41,7 +41,7 @@ class JsonlExporter(Exporter):
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
-        self.images = ImageSink(self.out, self.image_mode)
+        self.images = ImageSink(self.out, self.image_mode, copier=self.copier)
         self._file: IO[str] = open(  # noqa: SIM115
             self.out / self.file_name, "w", encoding="utf-8", buffering=1 << 20
         )
@@ -66,6 +66,7 @@ class SampleExporter(JsonlExporter):
         super().__init__(out, options)
         self.samples = SampleBuilder(options)
         self._counted_images: tuple[str, set[str]] = ("", set())
+        self._counted_messages: dict[int, dict[str, Any]] = {}
         self.rescaler = Rescaler(options.train_size) if options.train_size else None
         # URLs of the images of the run being written: history turns repeat them sample after sample.
         self._urls: tuple[str, dict[str, str]] = ("", {})
@@ -104,6 +105,7 @@ class SampleExporter(JsonlExporter):
 
     def _place(self, run: ExportRun, name: str, data: bytes) -> Path:
         dest = self.out / self.images.folder.format(run_id=run.run_id) / name
+        self.copier.wait()  # a copy on its way there is made first, as in line
         if not dest.exists():
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
@@ -126,8 +128,13 @@ class SampleExporter(JsonlExporter):
         self.card.count(sample.source, origin=sample.origin, space=self.describe_space(run, sample))
         if self._counted_images[0] != run.run_id:
             self._counted_images = (run.run_id, set())
+            self._counted_messages = {}
         counted = self._counted_images[1]
-        for ref in image_refs(sample.prompt):
+        # A history turn is one object sample after sample: its images are counted with its first.
+        fresh = [m for m in sample.prompt if id(m) not in self._counted_messages]
+        for message in fresh:
+            self._counted_messages[id(message)] = message  # kept, so its id is not reused in the run
+        for ref in image_refs(fresh):
             name = str(ref.get("file"))
             if name not in counted:
                 counted.add(name)

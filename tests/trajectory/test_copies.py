@@ -1,0 +1,64 @@
+"""Image copies made on worker threads give the export that copies made in line give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from osw_studio.trajectory.export import export_runs
+from osw_studio.trajectory.exporters.base import ExportOptions
+from osw_studio.trajectory.exporters.copies import FileCopier
+from tests.fakes.runs import SyntheticRun, write_run
+
+
+def every_file(folder: Path) -> dict[str, bytes]:
+    """The export's files and their bytes (the dataset card aside: it says when it was written).
+
+    The export folder's own path (OSWorld's ``args.json`` names it) reads as ``OUT``.
+    """
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes().replace(str(folder).encode(), b"OUT")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "README.md"
+    }
+
+
+@pytest.mark.parametrize("fmt", ["osworld", "sft-messages", "sft-sharegpt", "agentnet", "rollouts"])
+def test_copies_on_worker_threads_give_the_same_export(runs_dir: Path, tmp_path: Path, fmt: str) -> None:
+    # A rerun of a task with fewer steps: OSWorld's layout replaces the earlier run's folder, and none
+    # of the earlier run's screenshots may land in it afterwards (a long run leaves copies on their way).
+    reruns = tmp_path / "reruns"
+    steps = 400 if fmt == "osworld" else 12
+    write_run(reruns, SyntheticRun("long", score=0.0, steps=steps, started_at=1_800_000_000))
+    write_run(reruns, SyntheticRun("long", score=1.0, steps=2, started_at=1_800_000_001))
+    exports = {}
+    for workers in (0, 2):
+        out = tmp_path / f"workers-{workers}"
+        export_runs([runs_dir, reruns], fmt, out, ExportOptions(images="copy", copy_workers=workers))
+        exports[workers] = every_file(out)
+    assert sum(name.endswith(".png") for name in exports[0]) >= 10
+    assert exports[2] == exports[0]
+
+
+def test_a_failed_copy_on_a_worker_is_raised_by_wait_and_by_the_next_copy(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(b"a")
+    with FileCopier(workers=2) as copier:
+        copier.copy(tmp_path / "missing.png", tmp_path / "x.png")
+        with pytest.raises(FileNotFoundError):
+            copier.wait()
+        with pytest.raises(FileNotFoundError):
+            copier.copy(tmp_path / "a.png", tmp_path / "y.png")
+    assert not (tmp_path / "y.png").exists()
+    with pytest.raises(FileNotFoundError):  # in line, as before: at once
+        FileCopier().copy(tmp_path / "missing.png", tmp_path / "z.png")
+
+
+def test_a_failed_copy_fails_the_export(runs_dir: Path, tmp_path: Path) -> None:
+    """The export does not report success with an image missing (the copy's error is the export's)."""
+    out = tmp_path / "out"
+    blocker = out / "images"
+    blocker.parent.mkdir()
+    blocker.write_text("a file where the images folder goes")
+    with pytest.raises(OSError):
+        export_runs([runs_dir], "sft-sharegpt", out, ExportOptions(images="copy", copy_workers=2))
