@@ -230,11 +230,23 @@ def write_private(path: Path, text: str) -> None:
 
 
 def _bounded_protocol() -> type:
-    """The h11 protocol of uvicorn with a deadline for request headers (slowloris)."""
+    """The h11 protocol of uvicorn with a deadline for request headers (slowloris).
+
+    Its requests may answer with ``http.response.pathsend``: files go out by ``sendfile``
+    (:mod:`osw_studio.guest.sendfile`).
+    """
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from osw_studio.guest.sendfile import enable_pathsend
 
     class BoundedH11Protocol(H11Protocol):
         _header_deadline: Any = None
+
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not None and self.cycle is not before:
+                enable_pathsend(self.cycle)  # before its task runs: the task starts on the next loop turn
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)

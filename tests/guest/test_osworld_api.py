@@ -42,6 +42,22 @@ def test_file_returns_bytes_and_404_when_missing(desktop: Desktop) -> None:
     assert missing.status_code == 404
 
 
+def test_large_files_come_whole_by_sendfile(desktop: Desktop) -> None:
+    """Files above SENDFILE_FROM go out by sendfile: every byte, the declared length, on one connection."""
+    import os
+
+    from osw_studio.guest.files_api import SENDFILE_FROM
+
+    for size in (SENDFILE_FROM + 1, 3 << 20):
+        target = desktop.home / f"big-{size}.bin"
+        target.write_bytes(os.urandom(size))
+        response = desktop.client.post("/file", data={"file_path": str(target)})
+        assert response.status_code == 200
+        assert response.headers["content-length"] == str(size)
+        assert response.content == target.read_bytes()
+    assert desktop.client.get("/platform").text == "Linux"  # the connection still serves requests
+
+
 def test_upload_then_list_directory(desktop: Desktop) -> None:
     payload = "naïve ☃ data\n".encode() * 1000
     destination = desktop.home / "uploads" / "deep" / "file.txt"

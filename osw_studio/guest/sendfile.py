@@ -1,0 +1,97 @@
+"""ASGI's ``http.response.pathsend`` on uvicorn's h11 protocol: a file's bytes go out by ``sendfile``.
+
+uvicorn does not implement the extension, so a ``FileResponse`` would read the file into Python in
+parts and write each part to the socket (copied three times on the way: read, framed by h11, buffered
+by the transport). With the extension in the request's scope, Starlette's ``FileResponse`` sends
+``{"type": "http.response.pathsend", "path": ...}`` instead, and :func:`enable_pathsend` answers it
+with :meth:`asyncio.loop.sendfile`: the kernel copies the file to the socket (``os.sendfile``), and
+h11 counts the bytes without holding them (its ``send_with_data_passthrough``).
+
+The body is the ``Content-Length`` the response declared. A file that shrank since then cannot fill
+it: the connection is closed, as when any response fails half-way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+
+PATHSEND = "http.response.pathsend"
+
+
+class _Sized:
+    """Stands for ``size`` body bytes that go out by ``sendfile``: h11 counts them, nobody holds them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _declared_length(headers: Any) -> int | None:
+    """The ``Content-Length`` among ASGI response ``headers``, or None.
+
+    Examples:
+        >>> _declared_length([(b"content-type", b"x"), (b"Content-Length", b"12")])
+        12
+        >>> _declared_length([]) is None
+        True
+    """
+    for name, value in headers or ():
+        if name.lower() == b"content-length":
+            return int(value)
+    return None
+
+
+def enable_pathsend(cycle: Any) -> None:
+    """Offer ``http.response.pathsend`` to the app that answers uvicorn's h11 request ``cycle``.
+
+    Call it before the cycle's task runs (right after uvicorn's protocol created it): it adds the
+    extension to the request's scope and wraps the cycle's ``send``.
+    """
+    cycle.scope.setdefault("extensions", {})[PATHSEND] = {}
+    plain_send = cycle.send
+    declared: list[int | None] = [None]
+
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            declared[0] = _declared_length(message.get("headers"))
+        if message["type"] != PATHSEND:
+            await plain_send(message)
+            return
+        if cycle.disconnected:
+            return
+        if not cycle.response_started or cycle.response_complete:
+            raise RuntimeError(f"{PATHSEND} sent outside a response body")
+        length = declared[0]
+        with open(message["path"], "rb") as file:  # noqa: ASYNC230 - a local file, opened once
+            if length is None:  # no Content-Length: chunked framing, sent as ordinary body parts
+                while part := file.read(1 << 20):
+                    await plain_send({"type": "http.response.body", "body": part, "more_body": True})
+            else:
+                await _send_file(cycle, file, length)
+        await plain_send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    cycle.send = send
+
+
+async def _send_file(cycle: Any, file: Any, length: int) -> None:
+    """Send ``length`` bytes of ``file`` as the body, by ``sendfile``.
+
+    Raises:
+        OSError: If the file holds fewer bytes than declared (the connection is then closed).
+    """
+    if cycle.flow.write_paused:
+        await cycle.flow.drain()
+    cycle.conn.send_with_data_passthrough(h11.Data(data=_Sized(length)))  # type: ignore[arg-type]
+    try:
+        sent = await asyncio.get_running_loop().sendfile(cycle.transport, file, 0, length)
+    except (ConnectionError, RuntimeError):
+        if cycle.disconnected or cycle.transport.is_closing():
+            return  # the client went away: nothing more to send
+        raise
+    if sent != length:
+        raise OSError(f"{file.name} holds {sent} bytes, fewer than the {length} its response declared")
