@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import httpx
 from PIL import Image
@@ -160,7 +162,31 @@ def test_tree_read_with_calls_in_flight_is_pyatspis_one_call_at_a_time(desktop: 
     keys = {key.split("}")[0] for element in ET.fromstring(fast).iter() for key in element.attrib}
     for prefix in ("st", "attr", "cp", "act"):  # states, attributes, extents, actions all compared
         assert "{" + atspi_dump.NAMESPACES[prefix] in keys, prefix
+    # ... and GTK's applications were read from one GetTree listing each, not level by level.
+    result = execute(desktop, ["/usr/bin/python3", "-c", _COUNT_CALLS, str(Path(helper[0]).parent)])
+    assert result["returncode"] == 0, result["error"]
+    asked = json.loads(str(result["output"]))
+    assert asked["GetTree"] >= 1 and asked["GetState"] > 10
+    assert asked["GetInterfaces"] == asked["GetChildren"] == 0  # what a level-by-level walk asks
     desktop.client.post("/setup/close_window", json={"window_name": "walk-note.txt"})
+
+
+_COUNT_CALLS = """
+import collections, json, sys
+sys.path.insert(0, sys.argv[1])
+import atspi_bus
+bus = atspi_bus.Bus()
+asked = collections.Counter()
+call = bus.call
+def counted(target, interface, method, *rest):
+    asked[method] += 1
+    call(target, interface, method, *rest)
+bus.call = counted
+apps = atspi_bus.desktop_apps(bus)
+asked.clear()
+atspi_bus.walk_trees(bus, apps, max_depth=50, max_width=1024, max_nodes=20000)
+print(json.dumps({m: asked[m] for m in ("GetTree", "GetState", "GetInterfaces", "GetChildren")}))
+"""
 
 
 def test_recording_gives_an_mp4(desktop: Desktop) -> None:
