@@ -157,8 +157,22 @@ class Bus:
 
 
 def _states(words: Any) -> list[int]:
-    bits = [int(w) for w in words]
-    return [i for i in range(64) if i // 32 < len(bits) and bits[i // 32] >> (i % 32) & 1]
+    """The state numbers set in AT-SPI's state words (32 states a word), smallest first.
+
+    Examples:
+        >>> _states([(1 << 25) | (1 << 30) | 2, 1])
+        [1, 25, 30, 32]
+    """
+    bits = 0
+    for shift, word in enumerate(words):
+        bits |= int(word) << (32 * shift)
+    bits &= (1 << 64) - 1
+    found = []
+    while bits:
+        lowest = bits & -bits
+        found.append(lowest.bit_length() - 1)
+        bits ^= lowest
+    return found
 
 
 def _first(fill: Callable[[Any], None], node: Node, required: bool = False) -> Callable[[Any], None]:
@@ -437,11 +451,8 @@ def _listed_node(target: tuple[str, str], props: dict[str, Any]) -> Node:
     """A node with what a ``GetTree`` listing says of it (its extents are dropped later unless showing)."""
     node = Node(target, 0, name=str(props.get("Name") or ""), child_count=int(props.get("ChildCount") or 0))
     node.attributes = {str(k): str(x) for k, x in (props.get("Attributes") or {}).items()}
-    node.interfaces = frozenset(
-        _IFACE + interface
-        for prefix, interface in _TREE_INTERFACES.items()
-        if any(str(key).startswith(prefix) for key in props)
-    )
+    prefixes = {key[: key.find(".") + 1] for key in props}
+    node.interfaces = frozenset(_IFACE + _TREE_INTERFACES[p] for p in prefixes if p in _TREE_INTERFACES)
     extents = props.get("Component.ScreenExtents")
     if extents is not None:  # unsigned on the wire: positions left of or above the screen wrap around
         node.extents = tuple(int(n) - (1 << 32) if int(n) >= 1 << 31 else int(n) for n in extents)  # type: ignore[assignment]
