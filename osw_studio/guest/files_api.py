@@ -14,6 +14,7 @@ import httpx
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from osw_studio.guest.commands_api import Duration
 from osw_studio.guest.context import guest
@@ -137,9 +138,17 @@ def _attachment(name: str) -> str:
     return f"attachment; filename*=utf-8''{quote(name)}"
 
 
+def _read(path: Path, most: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(most)
+
+
 @router.post("/file", summary="Download a file from the guest (form field file_path)")
-def get_file(file_path: str | None = Form(default=None)) -> Response:
+async def get_file(file_path: str | None = Form(default=None)) -> Response:
     """The file's bytes; 404 ``{"error": "File not found"}`` if it does not exist.
+
+    Answered on the event loop (a thread hop costs more than a stat and a small read), except files of
+    pseudo-filesystems, read in a worker thread (reading some of them waits on devices).
 
     Regular files larger than :data:`SENDFILE_FROM` go out by ``sendfile``. Others, and files of
     ``/proc``, ``/sys`` and ``/dev`` (which may hold other than the size they report), are read, up to
@@ -161,16 +170,17 @@ def get_file(file_path: str | None = Form(default=None)) -> Response:
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, device or socket)"
         return JSONResponse({"error": f"Failed to serve file: {file_path} is {kind}"}, status_code=400)
     headers = {"content-disposition": _attachment(path.name)}
-    if info.st_size > SENDFILE_FROM and not str(path.resolve()).startswith(_PSEUDO_FILESYSTEMS):
+    pseudo = str(path.resolve()).startswith(_PSEUDO_FILESYSTEMS)
+    if info.st_size > SENDFILE_FROM and not pseudo:
         response = FileResponse(
             path, media_type="application/octet-stream", headers=headers, stat_result=info
         )
         response.chunk_size = STREAM_CHUNK
         return response
     reported = info.st_size if 0 < info.st_size <= MAX_SIZELESS_FILE else None
+    most = MAX_SIZELESS_FILE + 1 if reported is None else reported + (1 << 16)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SIZELESS_FILE + 1 if reported is None else reported + (1 << 16))
+        data = await run_in_threadpool(_read, path, most) if pseudo else _read(path, most)
     except OSError as exc:
         return JSONResponse({"error": f"Failed to serve file: {exc}"}, status_code=500)
     if len(data) > MAX_SIZELESS_FILE:
