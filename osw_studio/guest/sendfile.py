@@ -89,9 +89,12 @@ async def _send_file(cycle: Any, file: Any, length: int) -> None:
     cycle.conn.send_with_data_passthrough(h11.Data(data=_Sized(length)))  # type: ignore[arg-type]
     try:
         sent = await asyncio.get_running_loop().sendfile(cycle.transport, file, 0, length)
-    except (ConnectionError, RuntimeError):
+    except ConnectionError:  # the client went away: nothing more to send
+        cycle.transport.close()
+        return
+    except RuntimeError:
         if cycle.disconnected or cycle.transport.is_closing():
-            return  # the client went away: nothing more to send
+            return  # closed under us (the client went away, the server stops)
         raise
     if sent != length:
         raise OSError(f"{file.name} holds {sent} bytes, fewer than the {length} its response declared")

@@ -73,3 +73,15 @@ def test_a_file_shorter_than_declared_ends_the_connection(served: Any) -> None:
         with pytest.raises(httpx.RemoteProtocolError):
             client.get("/", params={"declare": 5000})
         assert client.get("/", params={"declare": 1000}).content == b"x" * 1000  # a new connection serves
+
+
+def test_a_client_leaving_mid_file_leaves_the_server_serving(served: Any) -> None:
+    url, data, _ = served
+    data.write_bytes(os.urandom(64 << 20))  # more than the socket buffers hold: the send is under way
+    port = int(url.rsplit(":", 1)[1])
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert sock.recv(1 << 16).startswith(b"HTTP/1.1 200")
+    data.write_bytes(b"after")
+    assert httpx.get(url).content == b"after"
