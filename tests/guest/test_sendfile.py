@@ -19,9 +19,12 @@ from osw_studio.guest.sendfile import PATHSEND
 from osw_studio.guest.serve import _bounded_protocol
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[dict[str, Any]]]]:
-    """A server on 127.0.0.1 whose app sends ``tmp_path/data.bin`` declared as ``?declare=N`` bytes."""
+@pytest.fixture(params=["httptools", "h11"])
+def served(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[str, Path, list[dict[str, Any]]]]:
+    """A server on 127.0.0.1 whose app sends ``tmp_path/data.bin`` declared as ``?declare=N`` bytes
+    (each HTTP parser the guest server may run)."""
     data = tmp_path / "data.bin"
     seen: list[dict[str, Any]] = []
 
@@ -39,7 +42,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[dict[str, Any]]]]:
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, http=_bounded_protocol(), log_level="critical", lifespan="off")
+    config = uvicorn.Config(app, http=_bounded_protocol(request.param), log_level="critical", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
