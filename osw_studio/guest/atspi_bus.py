@@ -53,13 +53,37 @@ class Node:
         return _IFACE + interface in self.interfaces
 
 
+class _Line:
+    """One D-Bus connection (the accessibility bus, or an application's own) and its calls in flight."""
+
+    def __init__(self, connection: Any, lowlevel: Any) -> None:
+        self.connection = connection
+        self.waiting: dict[int, Callable[[Any], None]] = {}
+        self._lowlevel = lowlevel
+        connection.add_message_filter(self._on_message)
+
+    def _on_message(self, _connection: Any, message: Any) -> int:
+        done = self.waiting.pop(message.get_reply_serial(), None)  # signals and calls have none
+        if done is None:
+            return int(self._lowlevel.HANDLER_RESULT_NOT_YET_HANDLED)
+        if isinstance(message, self._lowlevel.ErrorMessage):  # no such object, interface or method
+            done(RuntimeError(message.get_error_name()))
+        else:
+            out = message.get_args_list()
+            done(out[0] if len(out) == 1 else tuple(out))
+        return int(self._lowlevel.HANDLER_RESULT_HANDLED)
+
+
 class Bus:
-    """A connection to the accessibility bus that sends calls without waiting for their answers.
+    """Connections to the accessibility bus and the applications, sending calls without waiting.
 
     dbus-python (Debian's ``python3-dbus``) builds and reads messages in C. Replies are matched to
-    their calls by serial in one message filter, not through a pending call each (which costs a
-    GLib timeout source per call, more than the message itself); :meth:`wait` iterates GLib's main
-    loop until every call has its answer, or fails those still unanswered after :data:`_TIMEOUT_MS`.
+    their calls by serial in one message filter per connection, not through a pending call each
+    (which costs a GLib timeout source per call, more than the message itself); :meth:`wait`
+    iterates GLib's main loop until every call has its answer, or fails those still unanswered after
+    :data:`_TIMEOUT_MS`. Applications whose bridge offers a connection of their own
+    (``GetApplicationBusAddress``, as libatspi uses) are asked through it (:meth:`connect_directly`):
+    their calls skip the bus daemon, which otherwise relays every call and reply.
     """
 
     def __init__(self) -> None:
@@ -74,12 +98,12 @@ class Bus:
         self.Atspi = Atspi
         self._dbus = dbus
         self._glib = GLib
-        loop = DBusGMainLoop()
-        address = os.environ.get("AT_SPI_BUS_ADDRESS") or self._address(dbus, loop)
-        self.connection = dbus.bus.BusConnection(address, mainloop=loop)
+        self._loop = DBusGMainLoop()
+        address = os.environ.get("AT_SPI_BUS_ADDRESS") or self._address(dbus, self._loop)
+        self.connection = dbus.bus.BusConnection(address, mainloop=self._loop)
         self.context = GLib.MainContext.default()
-        self._waiting: dict[int, Callable[[Any], None]] = {}
-        self.connection.add_message_filter(self._on_message)
+        self._bus_line = _Line(self.connection, dbus.lowlevel)
+        self._direct: dict[str, _Line] = {}
         self._roles = {
             int(role): str(Atspi.role_get_name(role))
             for role in (Atspi.Role(i) for i in range(int(Atspi.Role.LAST_DEFINED)))
@@ -100,19 +124,33 @@ class Bus:
     @property
     def pending(self) -> int:
         """Calls sent that have no answer yet."""
-        return len(self._waiting)
+        return sum(len(line.waiting) for line in self._lines())
 
-    def _on_message(self, _connection: Any, message: Any) -> int:
-        lowlevel = self._dbus.lowlevel
-        done = self._waiting.pop(message.get_reply_serial(), None)  # signals and calls have none
-        if done is None:
-            return int(lowlevel.HANDLER_RESULT_NOT_YET_HANDLED)
-        if isinstance(message, lowlevel.ErrorMessage):  # no such object, interface or method
-            done(RuntimeError(message.get_error_name()))
-        else:
-            out = message.get_args_list()
-            done(out[0] if len(out) == 1 else tuple(out))
-        return int(lowlevel.HANDLER_RESULT_HANDLED)
+    def _lines(self) -> list[_Line]:
+        return [self._bus_line, *self._direct.values()]
+
+    def connect_directly(self, apps: list[tuple[str, str]]) -> None:
+        """Open (or keep) a connection of its own to each of ``apps`` that offers one; forget the rest."""
+        names = {name for name, _ in apps}
+        for name in [n for n, line in self._direct.items() if n not in names or not _connected(line)]:
+            self._direct.pop(name).connection.close()
+        addresses: dict[str, str] = {}
+
+        def keep(name: str) -> Callable[[Any], None]:
+            return lambda v: addresses.__setitem__(name, "" if isinstance(v, Exception) else str(v))
+
+        for app in apps:
+            if app[0] not in self._direct:
+                self.call(app, "Application", "GetApplicationBusAddress", None, keep(app[0]))
+        self.wait()
+        for name, address in addresses.items():
+            if not address:
+                continue
+            try:
+                connection = self._dbus.connection.Connection(address, mainloop=self._loop)
+            except Exception:  # a socket gone or refused: ask through the bus
+                continue
+            self._direct[name] = _Line(connection, self._dbus.lowlevel)
 
     def call(
         self,
@@ -128,11 +166,12 @@ class Bus:
         message = self._dbus.lowlevel.MethodCallMessage(bus_name, path, interface_name, method)
         if args is not None:
             message.append(*args[1], signature=args[0][1:-1])
-        self._waiting[self.connection.send_message(message)] = done
+        line = self._direct.get(bus_name, self._bus_line)
+        line.waiting[line.connection.send_message(message)] = done
 
     def wait(self) -> None:
         """Dispatch answers until every call sent has one; calls unanswered in time fail."""
-        if not self._waiting:
+        if not self.pending:
             return
         late = [False]
 
@@ -142,18 +181,23 @@ class Bus:
 
         timer = self._glib.timeout_add(_TIMEOUT_MS, give_up)
         try:
-            while self._waiting and not late[0]:
+            while not late[0] and any(line.waiting for line in self._lines()):
                 self.context.iteration(True)
         finally:
             if not late[0]:
                 self._glib.source_remove(timer)
-        while self._waiting:  # an application that never answered (hung, or gone with its calls)
-            _, done = self._waiting.popitem()
-            done(RuntimeError("org.freedesktop.DBus.Error.NoReply"))
+        for line in self._lines():  # an application that never answered (hung, or gone with its calls)
+            while line.waiting:
+                _, done = line.waiting.popitem()
+                done(RuntimeError("org.freedesktop.DBus.Error.NoReply"))
 
     def role_name(self, role: int) -> str | None:
         """The name libatspi gives a role number, as pyatspi's ``getRoleName`` (None: ask the app)."""
         return self._roles.get(role)
+
+
+def _connected(line: _Line) -> bool:
+    return bool(line.connection.get_is_connected())
 
 
 def _states(words: Any) -> list[int]:

@@ -216,6 +216,7 @@ def _fast_tree(pyatspi: Any) -> list[ET.Element] | None:
             _BUS[:] = [atspi_bus.Bus()]
         bus = _BUS[0]
         apps = atspi_bus.desktop_apps(bus)
+        bus.connect_directly(apps)
         tops = atspi_bus.walk_trees(bus, apps, max_depth=MAX_DEPTH, max_width=MAX_WIDTH, max_nodes=MAX_NODES)
     except Exception:
         _BUS.clear()
