@@ -23,6 +23,7 @@ _ROOT = "/org/a11y/atspi/accessible/root"
 _REGISTRY = "org.a11y.atspi.Registry"
 _IFACE = "org.a11y.atspi."
 _TIMEOUT_MS = 5000
+_NULL_PATH = "/org/a11y/atspi/null"
 
 
 @dataclass
@@ -52,11 +53,37 @@ class Node:
         return _IFACE + interface in self.interfaces
 
 
-class Bus:
-    """A connection to the accessibility bus that sends calls without waiting for their answers.
+class _Line:
+    """One D-Bus connection (the accessibility bus, or an application's own) and its calls in flight."""
 
-    dbus-python (Debian's ``python3-dbus``) builds and reads messages in C; with GLib's main loop
-    it hands each reply to a callback while :meth:`wait` iterates the loop.
+    def __init__(self, connection: Any, lowlevel: Any) -> None:
+        self.connection = connection
+        self.waiting: dict[int, Callable[[Any], None]] = {}
+        self._lowlevel = lowlevel
+        connection.add_message_filter(self._on_message)
+
+    def _on_message(self, _connection: Any, message: Any) -> int:
+        done = self.waiting.pop(message.get_reply_serial(), None)  # signals and calls have none
+        if done is None:
+            return int(self._lowlevel.HANDLER_RESULT_NOT_YET_HANDLED)
+        if isinstance(message, self._lowlevel.ErrorMessage):  # no such object, interface or method
+            done(RuntimeError(message.get_error_name()))
+        else:
+            out = message.get_args_list()
+            done(out[0] if len(out) == 1 else tuple(out))
+        return int(self._lowlevel.HANDLER_RESULT_HANDLED)
+
+
+class Bus:
+    """Connections to the accessibility bus and the applications, sending calls without waiting.
+
+    dbus-python (Debian's ``python3-dbus``) builds and reads messages in C. Replies are matched to
+    their calls by serial in one message filter per connection, not through a pending call each
+    (which costs a GLib timeout source per call, more than the message itself); :meth:`wait`
+    iterates GLib's main loop until every call has its answer, or fails those still unanswered after
+    :data:`_TIMEOUT_MS`. Applications whose bridge offers a connection of their own
+    (``GetApplicationBusAddress``, as libatspi uses) are asked through it (:meth:`connect_directly`):
+    their calls skip the bus daemon, which otherwise relays every call and reply.
     """
 
     def __init__(self) -> None:
@@ -70,11 +97,13 @@ class Bus:
 
         self.Atspi = Atspi
         self._dbus = dbus
-        loop = DBusGMainLoop()
-        address = os.environ.get("AT_SPI_BUS_ADDRESS") or self._address(dbus, loop)
-        self.connection = dbus.bus.BusConnection(address, mainloop=loop)
+        self._glib = GLib
+        self._loop = DBusGMainLoop()
+        address = os.environ.get("AT_SPI_BUS_ADDRESS") or self._address(dbus, self._loop)
+        self.connection = dbus.bus.BusConnection(address, mainloop=self._loop)
         self.context = GLib.MainContext.default()
-        self.pending = 0
+        self._bus_line = _Line(self.connection, dbus.lowlevel)
+        self._direct: dict[str, _Line] = {}
         self._roles = {
             int(role): str(Atspi.role_get_name(role))
             for role in (Atspi.Role(i) for i in range(int(Atspi.Role.LAST_DEFINED)))
@@ -92,6 +121,37 @@ class Bus:
         """Whether the bus went away (the helper then connects again)."""
         return not bool(self.connection.get_is_connected())
 
+    @property
+    def pending(self) -> int:
+        """Calls sent that have no answer yet."""
+        return sum(len(line.waiting) for line in self._lines())
+
+    def _lines(self) -> list[_Line]:
+        return [self._bus_line, *self._direct.values()]
+
+    def connect_directly(self, apps: list[tuple[str, str]]) -> None:
+        """Open (or keep) a connection of its own to each of ``apps`` that offers one; forget the rest."""
+        names = {name for name, _ in apps}
+        for name in [n for n, line in self._direct.items() if n not in names or not _connected(line)]:
+            self._direct.pop(name).connection.close()
+        addresses: dict[str, str] = {}
+
+        def keep(name: str) -> Callable[[Any], None]:
+            return lambda v: addresses.__setitem__(name, "" if isinstance(v, Exception) else str(v))
+
+        for app in apps:
+            if app[0] not in self._direct:
+                self.call(app, "Application", "GetApplicationBusAddress", None, keep(app[0]))
+        self.wait()
+        for name, address in addresses.items():
+            if not address:
+                continue
+            try:
+                connection = self._dbus.connection.Connection(address, mainloop=self._loop)
+            except Exception:  # a socket gone or refused: ask through the bus
+                continue
+            self._direct[name] = _Line(connection, self._dbus.lowlevel)
+
     def call(
         self,
         target: tuple[str, str],
@@ -102,37 +162,61 @@ class Bus:
     ) -> None:
         """Send one call; ``done`` gets its reply (one value, or a tuple) or error in :meth:`wait`."""
         bus_name, path = target
-        lowlevel = self._dbus.lowlevel
         interface_name = interface if "." in interface else _IFACE + interface
-        # Messages built by hand: dbus-python's call_async adds a layer of Python per call.
-        message = lowlevel.MethodCallMessage(bus_name, path, interface_name, method)
+        message = self._dbus.lowlevel.MethodCallMessage(bus_name, path, interface_name, method)
         if args is not None:
-            message.append(*args[1], signature=args[0].strip("()"))
-
-        def reply(answer: Any) -> None:
-            self.pending -= 1
-            if isinstance(answer, lowlevel.ErrorMessage):  # no such object, interface or method; timeout
-                done(RuntimeError(answer.get_error_name()))
-                return
-            out = answer.get_args_list()
-            done(out[0] if len(out) == 1 else tuple(out))
-
-        self.pending += 1
-        self.connection.send_message_with_reply(message, reply, _TIMEOUT_MS / 1000, require_main_loop=True)
+            message.append(*args[1], signature=args[0][1:-1])
+        line = self._direct.get(bus_name, self._bus_line)
+        line.waiting[line.connection.send_message(message)] = done
 
     def wait(self) -> None:
-        """Dispatch answers until every call sent has one."""
-        while self.pending:
-            self.context.iteration(True)
+        """Dispatch answers until every call sent has one; calls unanswered in time fail."""
+        if not self.pending:
+            return
+        late = [False]
+
+        def give_up() -> bool:
+            late[0] = True
+            return False
+
+        timer = self._glib.timeout_add(_TIMEOUT_MS, give_up)
+        try:
+            while not late[0] and any(line.waiting for line in self._lines()):
+                self.context.iteration(True)
+        finally:
+            if not late[0]:
+                self._glib.source_remove(timer)
+        for line in self._lines():  # an application that never answered (hung, or gone with its calls)
+            while line.waiting:
+                _, done = line.waiting.popitem()
+                done(RuntimeError("org.freedesktop.DBus.Error.NoReply"))
 
     def role_name(self, role: int) -> str | None:
         """The name libatspi gives a role number, as pyatspi's ``getRoleName`` (None: ask the app)."""
         return self._roles.get(role)
 
 
+def _connected(line: _Line) -> bool:
+    return bool(line.connection.get_is_connected())
+
+
 def _states(words: Any) -> list[int]:
-    bits = [int(w) for w in words]
-    return [i for i in range(64) if i // 32 < len(bits) and bits[i // 32] >> (i % 32) & 1]
+    """The state numbers set in AT-SPI's state words (32 states a word), smallest first.
+
+    Examples:
+        >>> _states([(1 << 25) | (1 << 30) | 2, 1])
+        [1, 25, 30, 32]
+    """
+    bits = 0
+    for shift, word in enumerate(words):
+        bits |= int(word) << (32 * shift)
+    bits &= (1 << 64) - 1
+    found = []
+    while bits:
+        lowest = bits & -bits
+        found.append(lowest.bit_length() - 1)
+        bits ^= lowest
+    return found
 
 
 def _first(fill: Callable[[Any], None], node: Node, required: bool = False) -> Callable[[Any], None]:
@@ -166,9 +250,7 @@ def _ask_core(bus: Bus, node: Node) -> None:
         ("(s)", (_IFACE + "Accessible",)),
         _first(basics, node, True),
     )
-    bus.call(
-        t, "Accessible", "GetState", None, _first(lambda v: setattr(node, "states", _states(v)), node, True)
-    )
+    _ask_state_and_role(bus, node)
     bus.call(
         t,
         "Accessible",
@@ -184,6 +266,13 @@ def _ask_core(bus: Bus, node: Node) -> None:
         _first(lambda v: setattr(node, "interfaces", frozenset(str(i) for i in v)), node, True),
     )
 
+
+def _ask_state_and_role(bus: Bus, node: Node) -> None:
+    t = node.target
+    bus.call(
+        t, "Accessible", "GetState", None, _first(lambda v: setattr(node, "states", _states(v)), node, True)
+    )
+
     def role(number: int) -> None:
         name = bus.role_name(int(number))
         if name is not None:
@@ -196,7 +285,8 @@ def _ask_core(bus: Bus, node: Node) -> None:
     bus.call(t, "Accessible", "GetRole", None, _first(role, node, True))
 
 
-_VISIBLE, _SHOWING = 30, 25  # AT-SPI state numbers (ATSPI_STATE_VISIBLE, ATSPI_STATE_SHOWING)
+# AT-SPI state numbers (ATSPI_STATE_VISIBLE, ATSPI_STATE_SHOWING, ATSPI_STATE_MANAGES_DESCENDANTS)
+_VISIBLE, _SHOWING, _MANAGES_DESCENDANTS = 30, 25, 31
 _VALUES = (
     ("value", "CurrentValue"),
     ("min", "MinimumValue"),
@@ -229,6 +319,11 @@ def _ask_details(bus: Bus, node: Node, max_depth: int, max_width: int) -> None:
         )
     if node.has("Action"):
         bus.call(t, "Action", "GetActions", None, _first(lambda v: _ask_action_names(bus, node, v), node))
+    _ask_children(bus, node, max_depth, max_width)
+
+
+def _ask_children(bus: Bus, node: Node, max_depth: int, max_width: int) -> None:
+    t = node.target
     if node.depth >= max_depth or node.child_count <= 0:
         return
     if node.child_count <= max_width:
@@ -271,7 +366,12 @@ def walk(
 ) -> list[Node]:
     """The trees under ``roots`` (applications, at depth 1), read level by level."""
     tops = [Node(target, 1) for target in roots]
-    level = tops
+    _walk_levels(bus, tops, max_depth=max_depth, max_width=max_width, max_nodes=max_nodes)
+    return [node for node in tops if not node.failed]
+
+
+def _walk_levels(bus: Bus, level: list[Node], *, max_depth: int, max_width: int, max_nodes: int) -> None:
+    """Read ``level`` (nodes known by their targets alone) and the levels below it."""
     seen = 0
     while level:
         seen += len(level)
@@ -282,16 +382,18 @@ def walk(
         for node in level:
             _ask_details(bus, node, max_depth, max_width)
         bus.wait()
-        following: list[Node] = []
-        for node in level:
-            node.children = [
-                Node(t, node.depth + 1)
-                for t in node.child_targets
-                if t is not None and t[1] != "/org/a11y/atspi/null"
-            ]
-            following += node.children
-        level = following if seen < max_nodes else []
-    return [node for node in tops if not node.failed]
+        level = _children_of(level) if seen < max_nodes else []
+
+
+def _children_of(parents: list[Node]) -> list[Node]:
+    """Nodes for the ``child_targets`` of ``parents``, attached to them (null references dropped)."""
+    following: list[Node] = []
+    for node in parents:
+        node.children = [
+            Node(t, node.depth + 1) for t in node.child_targets if t is not None and t[1] != _NULL_PATH
+        ]
+        following += node.children
+    return following
 
 
 def desktop_apps(bus: Bus) -> list[tuple[str, str]]:
@@ -309,3 +411,148 @@ def desktop_apps(bus: Bus) -> list[tuple[str, str]]:
     if holder.failed:
         raise RuntimeError("the AT-SPI registry did not list the applications")
     return found
+
+
+_TREE_ARGS: tuple[str, tuple[Any, ...]] = (
+    "((aiia{ss}iaiiasib)as)",
+    (([], 0, {}, 0, [], 0, [], 0, False), []),
+)
+"""``Collection.GetTree``'s arguments: a match rule (which the bridge ignores) and no property names
+(all of them)."""
+
+_TREE_INTERFACES = {
+    "Action.": "Action",
+    "Component.": "Component",
+    "Image.": "Image",
+    "Selection.": "Selection",
+    "Text.": "Text",
+    "Value.": "Value",
+}
+"""The prefix of an interface's properties in a ``GetTree`` listing: a node lists them if it has it."""
+
+
+class _Unlisted(Exception):
+    """An application's ``GetTree`` listing does not line up with the children its nodes report."""
+
+
+def walk_trees(
+    bus: Bus, roots: list[tuple[str, str]], *, max_depth: int, max_width: int, max_nodes: int
+) -> list[Node]:
+    """The trees under ``roots``, as :func:`walk` reads them, each in one listing where the app has one.
+
+    ATK's bridge (GTK and other ATK toolkits) answers ``org.a11y.atspi.Collection.GetTree`` on an
+    application with every node below it, in the order a depth-first walk meets them, each with its
+    properties: name, child count, parent, attributes, extents (``Component.ScreenExtents``), values,
+    number of actions and of characters, and which interfaces it has (the prefixes of its property
+    names). What that leaves (states, role, action names, text) is asked of all nodes at once. The
+    bridge lists no children of a node that manages its descendants (huge tables): those, and
+    applications without ``GetTree`` (Qt) or whose listing does not line up with the child counts, are
+    read level by level as :func:`walk` does.
+    """
+    listings: dict[tuple[str, str], Any] = {}
+
+    def keep(root: tuple[str, str]) -> Callable[[Any], None]:
+        return lambda listing: listings.__setitem__(root, listing)
+
+    for root in roots:
+        bus.call(root, "Collection", "GetTree", _TREE_ARGS, keep(root))
+    bus.wait()
+    listed: dict[tuple[str, str], tuple[list[Node], list[tuple[str, str]]]] = {}
+    for root in roots:
+        listing = listings.get(root)
+        if isinstance(listing, Exception) or not listing or len(listing) > 2 * max_nodes:
+            continue
+        nodes, parents = [], []
+        for reference, props in listing:
+            node = _listed_node((str(reference[0]), str(reference[1])), props)
+            nodes.append(node)
+            parent = props.get("Parent") or ("", "")
+            parents.append((str(parent[0]), str(parent[1])))
+            _ask_listed(bus, node, props)
+        listed[root] = (nodes, parents)
+    bus.wait()
+    tops: dict[tuple[str, str], Node] = {}
+    managing: list[Node] = []
+    for root, (nodes, parents) in listed.items():
+        try:
+            top, unlisted = _assemble(nodes, parents, max_depth, max_width)
+        except (_Unlisted, RecursionError):
+            continue
+        if top.target == root:
+            tops[root] = top
+            managing += unlisted
+    for node in managing:
+        _ask_children(bus, node, max_depth, max_width)
+    bus.wait()
+    unread = {root: Node(root, 1) for root in roots if root not in tops}
+    level = _children_of(managing) + list(unread.values())
+    _walk_levels(bus, level, max_depth=max_depth, max_width=max_width, max_nodes=max_nodes)
+    ordered = [tops.get(root) or unread[root] for root in roots]
+    return [node for node in ordered if not node.failed]
+
+
+def _listed_node(target: tuple[str, str], props: dict[str, Any]) -> Node:
+    """A node with what a ``GetTree`` listing says of it (its extents are dropped later unless showing)."""
+    node = Node(target, 0, name=str(props.get("Name") or ""), child_count=int(props.get("ChildCount") or 0))
+    node.attributes = {str(k): str(x) for k, x in (props.get("Attributes") or {}).items()}
+    prefixes = {key[: key.find(".") + 1] for key in props}
+    node.interfaces = frozenset(_IFACE + _TREE_INTERFACES[p] for p in prefixes if p in _TREE_INTERFACES)
+    extents = props.get("Component.ScreenExtents")
+    if extents is not None:  # unsigned on the wire: positions left of or above the screen wrap around
+        node.extents = tuple(int(n) - (1 << 32) if int(n) >= 1 << 31 else int(n) for n in extents)  # type: ignore[assignment]
+    if node.has("Value"):
+        node.values = {
+            key: str(float(props["Value." + name])) for key, name in _VALUES if "Value." + name in props
+        }
+    return node
+
+
+def _ask_listed(bus: Bus, node: Node, props: dict[str, Any]) -> None:
+    """Ask what a listing does not say: states and role; the text and actions, if it has any."""
+    t = node.target
+    _ask_state_and_role(bus, node)
+    if node.has("Text") and int(props.get("Text.CharacterCount") or 0) > 0:
+        bus.call(
+            t, "Text", "GetText", ("(ii)", (0, -1)), _first(lambda v: setattr(node, "text", str(v)), node)
+        )
+    if node.has("Action") and int(props.get("Action.NActions") or 0) > 0:
+        bus.call(t, "Action", "GetActions", None, _first(lambda v: _ask_action_names(bus, node, v), node))
+
+
+def _assemble(
+    nodes: list[Node], parents: list[tuple[str, str]], max_depth: int, max_width: int
+) -> tuple[Node, list[Node]]:
+    """The tree a listing describes, and its nodes whose children it does not list (they manage them).
+
+    Raises:
+        _Unlisted: If a node's listed children are not the number it reports (a child the toolkit
+            could not give, a listing taken while the tree changed).
+    """
+    index = 0
+    managing: list[Node] = []
+
+    def take(depth: int) -> Node:
+        nonlocal index
+        node = nodes[index]
+        index += 1
+        node.depth = depth
+        if node.extents is not None and not (_VISIBLE in node.states and _SHOWING in node.states):
+            node.extents = None
+        if _MANAGES_DESCENDANTS in node.states:
+            if depth < max_depth and node.child_count > 0:
+                managing.append(node)
+            return node
+        children: list[Node] = []
+        while len(children) < node.child_count and index < len(nodes) and parents[index] == node.target:
+            children.append(take(depth + 1))
+        if len(children) != node.child_count:
+            raise _Unlisted(f"{node.target} lists {len(children)} of its {node.child_count} children")
+        if depth < max_depth:
+            node.huge = node.child_count > max_width
+            node.children = children[: max_width * 4] if node.huge else children
+        return node
+
+    top = take(1)
+    if index != len(nodes):
+        raise _Unlisted(f"{len(nodes) - index} nodes listed outside the tree")
+    return top, managing

@@ -216,7 +216,8 @@ def _fast_tree(pyatspi: Any) -> list[ET.Element] | None:
             _BUS[:] = [atspi_bus.Bus()]
         bus = _BUS[0]
         apps = atspi_bus.desktop_apps(bus)
-        tops = atspi_bus.walk(bus, apps, max_depth=MAX_DEPTH, max_width=MAX_WIDTH, max_nodes=MAX_NODES)
+        bus.connect_directly(apps)
+        tops = atspi_bus.walk_trees(bus, apps, max_depth=MAX_DEPTH, max_width=MAX_WIDTH, max_nodes=MAX_NODES)
     except Exception:
         _BUS.clear()
         return None

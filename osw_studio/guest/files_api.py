@@ -14,6 +14,7 @@ import httpx
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from osw_studio.guest.commands_api import Duration
 from osw_studio.guest.context import guest
@@ -52,10 +53,15 @@ MAX_TREE_DEPTH = 200
 MAX_TREE_ENTRIES = 200_000
 """The most entries one ``/list_directory`` answer holds; the rest are left out (``truncated``)."""
 
-INLINE_FILE = 8 << 20
-"""Files up to this size are sent in one piece; larger ones are streamed in :data:`STREAM_CHUNK` parts."""
+SENDFILE_FROM = 64 << 10
+"""Regular files larger than this go out by ``sendfile`` (:mod:`osw_studio.guest.sendfile`); smaller ones
+are read whole (no cheaper, and right when a file holds other than the size it reports)."""
 
 STREAM_CHUNK = 1 << 20
+"""Where the server cannot ``sendfile``, files go out in parts this big."""
+
+_PSEUDO_FILESYSTEMS = ("/proc/", "/sys/", "/dev/")
+"""Files there may hold other than the size they report: always read, never sent by ``sendfile``."""
 
 MAX_SIZELESS_FILE = 64 << 20
 """The most bytes read from a file that reports no size (procfs, sysfs)."""
@@ -132,12 +138,22 @@ def _attachment(name: str) -> str:
     return f"attachment; filename*=utf-8''{quote(name)}"
 
 
+def _read(path: Path, most: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(most)
+
+
 @router.post("/file", summary="Download a file from the guest (form field file_path)")
-def get_file(file_path: str | None = Form(default=None)) -> Response:
+async def get_file(file_path: str | None = Form(default=None)) -> Response:
     """The file's bytes; 404 ``{"error": "File not found"}`` if it does not exist.
 
-    Files that report no size (procfs, sysfs) are read up to :data:`MAX_SIZELESS_FILE` bytes; a folder,
-    FIFO, device or socket is 400 with what it is (reading a FIFO or ``/dev/zero`` would never end).
+    Answered on the event loop (a thread hop costs more than a stat and a small read), except files of
+    pseudo-filesystems, read in a worker thread (reading some of them waits on devices).
+
+    Regular files larger than :data:`SENDFILE_FROM` go out by ``sendfile``. Others, and files of
+    ``/proc``, ``/sys`` and ``/dev`` (which may hold other than the size they report), are read, up to
+    :data:`MAX_SIZELESS_FILE` bytes; a folder, FIFO, device or socket is 400 with what it is (reading a
+    FIFO or ``/dev/zero`` would never end).
     """
     if not file_path:
         return JSONResponse({"error": "file_path is required"}, status_code=400)
@@ -154,19 +170,21 @@ def get_file(file_path: str | None = Form(default=None)) -> Response:
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, device or socket)"
         return JSONResponse({"error": f"Failed to serve file: {file_path} is {kind}"}, status_code=400)
     headers = {"content-disposition": _attachment(path.name)}
-    if info.st_size > INLINE_FILE:
+    pseudo = str(path.resolve()).startswith(_PSEUDO_FILESYSTEMS)
+    if info.st_size > SENDFILE_FROM and not pseudo:
         response = FileResponse(
-            path, media_type="application/octet-stream", filename=path.name, stat_result=info
+            path, media_type="application/octet-stream", headers=headers, stat_result=info
         )
         response.chunk_size = STREAM_CHUNK
         return response
+    reported = info.st_size if 0 < info.st_size <= MAX_SIZELESS_FILE else None
+    most = MAX_SIZELESS_FILE + 1 if reported is None else reported + (1 << 16)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SIZELESS_FILE + 1 if info.st_size == 0 else info.st_size + (1 << 16))
+        data = await run_in_threadpool(_read, path, most) if pseudo else _read(path, most)
     except OSError as exc:
         return JSONResponse({"error": f"Failed to serve file: {exc}"}, status_code=500)
-    if info.st_size == 0 and len(data) > MAX_SIZELESS_FILE:
-        too_big = f"Failed to serve file: it reports no size and holds more than {MAX_SIZELESS_FILE} bytes"
+    if len(data) > MAX_SIZELESS_FILE:
+        too_big = f"Failed to serve file: it holds more than the {MAX_SIZELESS_FILE} bytes read at most"
         return JSONResponse({"error": too_big}, status_code=413)
     return Response(data, media_type="application/octet-stream", headers=headers)
 

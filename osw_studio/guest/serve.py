@@ -229,11 +229,30 @@ def write_private(path: Path, text: str) -> None:
     partial.replace(path)
 
 
-def _bounded_protocol() -> type:
-    """The h11 protocol of uvicorn with a deadline for request headers (slowloris)."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+def _bounded_protocol(parser: str = "auto") -> type:
+    """The HTTP protocol of uvicorn with a deadline for request headers (slowloris).
 
-    class BoundedH11Protocol(H11Protocol):
+    Requests are parsed by httptools (C, llhttp) where it is installed, else by h11 (``parser`` picks
+    one: ``auto``, ``httptools``, ``h11``). Their answers may be ``http.response.pathsend``: files go
+    out by ``sendfile`` (:mod:`osw_studio.guest.sendfile`).
+    """
+    from osw_studio.guest.sendfile import count_h11, count_httptools, enable_pathsend
+
+    base: Any = None
+    if parser in ("auto", "httptools"):
+        try:
+            from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        except ImportError:
+            if parser == "httptools":
+                raise
+        else:
+            base = HttpToolsProtocol
+    if base is None:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        base = H11Protocol
+
+    class BoundedProtocol(base):  # type: ignore[misc]
         _header_deadline: Any = None
 
         def connection_made(self, transport: Any) -> None:
@@ -272,6 +291,24 @@ def _bounded_protocol() -> type:
             self._header_deadline = None
             if not self._in_request() and not self.transport.is_closing():
                 self.transport.close()
+
+    if base.__name__ == "HttpToolsProtocol":
+
+        class BoundedHttpToolsProtocol(BoundedProtocol):
+            def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+                enable_pathsend(cycle, count_httptools)
+                super()._start_asgi_task(cycle, app)
+
+        return BoundedHttpToolsProtocol
+
+    class BoundedH11Protocol(BoundedProtocol):
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not None and self.cycle is not before:
+                enable_pathsend(
+                    self.cycle, count_h11
+                )  # before its task runs: it starts on the next loop turn
 
     return BoundedH11Protocol
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import httpx
 from PIL import Image
@@ -40,6 +42,22 @@ def test_file_returns_bytes_and_404_when_missing(desktop: Desktop) -> None:
     assert len(response.content) == 200
     missing = desktop.client.post("/file", data={"file_path": str(desktop.home / "nope.txt")})
     assert missing.status_code == 404
+
+
+def test_large_files_come_whole_by_sendfile(desktop: Desktop) -> None:
+    """Files above SENDFILE_FROM go out by sendfile: every byte, the declared length, on one connection."""
+    import os
+
+    from osw_studio.guest.files_api import SENDFILE_FROM
+
+    for size in (SENDFILE_FROM + 1, 3 << 20):
+        target = desktop.home / f"big-{size}.bin"
+        target.write_bytes(os.urandom(size))
+        response = desktop.client.post("/file", data={"file_path": str(target)})
+        assert response.status_code == 200
+        assert response.headers["content-length"] == str(size)
+        assert response.content == target.read_bytes()
+    assert desktop.client.get("/platform").text == "Linux"  # the connection still serves requests
 
 
 def test_upload_then_list_directory(desktop: Desktop) -> None:
@@ -144,7 +162,34 @@ def test_tree_read_with_calls_in_flight_is_pyatspis_one_call_at_a_time(desktop: 
     keys = {key.split("}")[0] for element in ET.fromstring(fast).iter() for key in element.attrib}
     for prefix in ("st", "attr", "cp", "act"):  # states, attributes, extents, actions all compared
         assert "{" + atspi_dump.NAMESPACES[prefix] in keys, prefix
+    # ... and GTK's applications were read from one GetTree listing each, not level by level.
+    result = execute(desktop, ["/usr/bin/python3", "-c", _COUNT_CALLS, str(Path(helper[0]).parent)])
+    assert result["returncode"] == 0, result["error"]
+    asked = json.loads(str(result["output"]))
+    assert asked["GetTree"] >= 1 and asked["GetState"] > 10
+    assert asked["GetInterfaces"] == asked["GetChildren"] == 0  # what a level-by-level walk asks
+    assert asked["direct"] >= 1  # GTK's applications answer on connections of their own, not via the bus
     desktop.client.post("/setup/close_window", json={"window_name": "walk-note.txt"})
+
+
+_COUNT_CALLS = """
+import collections, json, sys
+sys.path.insert(0, sys.argv[1])
+import atspi_bus
+bus = atspi_bus.Bus()
+asked = collections.Counter()
+call = bus.call
+def counted(target, interface, method, *rest):
+    asked[method] += 1
+    call(target, interface, method, *rest)
+bus.call = counted
+apps = atspi_bus.desktop_apps(bus)
+bus.connect_directly(apps)
+asked.clear()
+atspi_bus.walk_trees(bus, apps, max_depth=50, max_width=1024, max_nodes=20000)
+asked["direct"] = len(bus._direct)
+print(json.dumps({m: asked[m] for m in ("GetTree", "GetState", "GetInterfaces", "GetChildren", "direct")}))
+"""
 
 
 def test_recording_gives_an_mp4(desktop: Desktop) -> None:

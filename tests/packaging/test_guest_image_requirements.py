@@ -22,8 +22,9 @@ DISTRIBUTION = {
     "Xlib": "python-xlib",
     "starlette": "fastapi",
     "multipart": "python-multipart",
+    "h11": "uvicorn",
 }
-"""Import names that are not their distribution's name (starlette comes with FastAPI)."""
+"""Import names that are not their distribution's name (starlette comes with FastAPI, h11 with uvicorn)."""
 SYSTEM = {"pyatspi", "gi", "dbus", "atspi_bus", "pyautogui"}
 """Debian's (the image's venv sees the system site-packages) or imported lazily inside a guest command."""
 
