@@ -58,7 +58,7 @@ run: setup
 test: setup
 	$(XVFB) env BIN=$(BIN) scripts/test.sh $(PYTEST_ARGS)
 
-# Every bundled task through F5 in one window (~5 min; make test runs the 4 that cover every feature, ~1.5 min).
+# Every bundled task through F5 in one window, alone (make test runs it too, beside the other tests; ~6 min).
 test-qt-long: setup
 	$(XVFB) $(BIN)/pytest tests/ui -m qt_many_windows $(PYTEST_ARGS)
 

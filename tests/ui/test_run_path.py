@@ -2,9 +2,8 @@
 the task into the env's reset (so ``download`` steps find their files), and each run starts on a fresh
 desktop unless the settings keep it.
 
-Bundled tasks run through F5 in one window, as a person would run them one after the other: in
-``make test`` the few that together use every domain, setup step type, metric, getter and action kind of
-the bundled suite (:func:`cover_set`); every one of them with ``make test-qt-long``.
+Every bundled task runs through F5 in one window, as a person would run them one after the other (the
+``qt_many_windows`` test: ``make test`` runs it in its Qt lane, ``make test-qt-long`` runs it alone).
 """
 
 from __future__ import annotations
@@ -128,30 +127,6 @@ async def test_a_spare_desktop_started_for_other_settings_is_stopped_not_used(tm
     assert isinstance(second, LocalEnv) and not second.pids()
 
 
-def features(entry: TaskEntry) -> set[tuple[str, str]]:
-    """What running ``entry`` exercises: its domain, setup step types, metrics, getters, action kinds."""
-    task = entry.task
-    funcs = task.evaluator.func if isinstance(task.evaluator.func, list) else [task.evaluator.func]
-    results = task.evaluator.result if isinstance(task.evaluator.result, list) else [task.evaluator.result]
-    found = {("domain", entry.domain)} | {("setup", step.type) for step in task.config}
-    found |= {("metric", func) for func in funcs}
-    found |= {("getter", str(result.type)) for result in results if result is not None}
-    found |= {("action", action.kind) for step in task.solution or [] for action in step.actions}
-    return found
-
-
-def cover_set(entries: Iterable[TaskEntry]) -> list[TaskEntry]:
-    """A few entries that together exercise every feature of ``entries`` (greedy, in id order on ties)."""
-    pool = sorted(entries, key=lambda e: e.task.id)
-    left = set().union(*(features(e) for e in pool))
-    chosen: list[TaskEntry] = []
-    while left:
-        best = max(pool, key=lambda e: len(features(e) & left))  # max keeps the first of equals
-        chosen.append(best)
-        left -= features(best)
-    return chosen
-
-
 async def f5_each(window: MainWindow, entries: Iterable[TaskEntry]) -> dict[str, object]:
     """F5 on each entry in turn, each on a fresh desktop; each task's (status, score)."""
     scores: dict[str, object] = {}
@@ -161,17 +136,12 @@ async def f5_each(window: MainWindow, entries: Iterable[TaskEntry]) -> dict[str,
     return scores
 
 
-STUDIO = [entry for entry in BUNDLED if entry.task.desktop is None]
-"""The bundled tasks of the studio desktop; the OSWorld desktop's are checked by ``tasks check``
-(tests/tasks/test_bundled_suite.py), and one of them through F5 below."""
-
-
-def test_the_cover_set_exercises_every_feature_of_the_bundled_tasks() -> None:
-    chosen = cover_set(STUDIO)
-    every = set().union(*(features(e) for e in STUDIO))
-    assert set().union(*(features(e) for e in chosen)) == every
-    assert {kind for what, kind in every if what == "setup"} >= {"download", "execute", "launch"}
-    assert len(chosen) <= 8 < len(STUDIO)  # what makes it affordable in make test
+def osworld_desktop_or_skip() -> None:
+    """Skip (fail in CI, which installs them) when the OSWorld desktop's programs are missing."""
+    missing = get_profile("osworld").missing()
+    if missing:
+        message = f"the OSWorld desktop's programs are missing ({', '.join(missing)}): make setup-osworld"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
 
 
 # Gnumeric's xlsx files carry no default style; openpyxl warns while the evaluator reads them, and the
@@ -179,25 +149,10 @@ def test_the_cover_set_exercises_every_feature_of_the_bundled_tasks() -> None:
 XLSX_WARNING = "ignore:Workbook contains no default style:UserWarning"
 
 
-@pytest.mark.timeout(900)
-@pytest.mark.filterwarnings(XLSX_WARNING)
-async def test_bundled_tasks_covering_every_feature_score_one_through_f5(open_window: OpenWindow) -> None:
-    # on the screen the bundled solutions were recorded on (as `osw-studio tasks check` uses)
-    window = await open_window(replay_settings("1920x1080"), keyed=False)
-    chosen = cover_set(STUDIO)
-    scores = await f5_each(window, chosen)
-    assert list(scores) == [e.task.id for e in chosen]
-    failed = {task: got for task, got in scores.items() if got != ("finished", 1.0)}
-    assert not failed, failed
-
-
 @pytest.mark.timeout(600)
 async def test_a_task_that_names_the_osworld_desktop_runs_there_through_f5(open_window: OpenWindow) -> None:
     # the settings say studio; the task says osworld: F5 starts the OSWorld desktop for it
-    missing = get_profile("osworld").missing()
-    if missing:
-        message = f"the OSWorld desktop's programs are missing ({', '.join(missing)}): make setup-osworld"
-        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    osworld_desktop_or_skip()
     window = await open_window(replay_settings("1920x1080"), keyed=False)
     entry = BUNDLED.get("open-saved-recipe")
     assert entry.task.desktop == "osworld" and window.services.settings.environment.desktop == "studio"
@@ -212,7 +167,9 @@ async def test_a_task_that_names_the_osworld_desktop_runs_there_through_f5(open_
 @pytest.mark.timeout(3600)
 @pytest.mark.filterwarnings(XLSX_WARNING)
 async def test_every_bundled_task_scores_one_through_f5(open_window: OpenWindow) -> None:
-    # one window, as a person would use it: F5 on each task in turn, each on a fresh desktop
+    # one window, as a person would use it: F5 on each task in turn, each on a fresh desktop (the tasks
+    # that name the OSWorld desktop on that desktop)
+    osworld_desktop_or_skip()
     window = await open_window(replay_settings("1920x1080"), keyed=False)
     scores = await f5_each(window, sorted(BUNDLED, key=lambda e: e.task.id))
     assert len(scores) == len(BUNDLED) >= 40
