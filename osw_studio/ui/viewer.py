@@ -9,6 +9,7 @@ what the guest receives is exactly what the step records.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -416,6 +417,8 @@ class VmViewer(QWidget):
         layout.addWidget(self.scroll_area, 1)
         self.meter = FpsMeter()
         self._stream: FrameStream | None = None
+        self._stopping: set[asyncio.Future[None]] = set()
+        """Streams replaced while attached, being stopped (awaited by :meth:`detach_stream`)."""
         self._last_live: QImage | None = None
         self._fps_timer = QTimer(self)
         self._fps_timer.setInterval(500)
@@ -444,7 +447,16 @@ class VmViewer(QWidget):
         return self._stream
 
     def attach_stream(self, stream: FrameStream, screen_size: tuple[int, int] | None = None) -> None:
-        """Show frames from ``stream`` (started here) for a guest of ``screen_size``."""
+        """Show frames from ``stream`` (started here) for a guest of ``screen_size``.
+
+        A stream still attached is stopped, never left running unseen.
+        """
+        old = self._stream
+        if old is not None and old is not stream:
+            self._disconnect(old)
+            stopping = asyncio.ensure_future(old.stop())
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
         self._stream = stream
         stream.frame_ready.connect(self._on_stream_frame)
         stream.status_changed.connect(self._on_stream_status)
@@ -458,8 +470,13 @@ class VmViewer(QWidget):
         stream, self._stream = self._stream, None
         if stream is not None:
             await stream.stop()
-            stream.frame_ready.disconnect(self._on_stream_frame)
-            stream.status_changed.disconnect(self._on_stream_status)
+            self._disconnect(stream)
+        while self._stopping:
+            await asyncio.gather(*list(self._stopping), return_exceptions=True)
+
+    def _disconnect(self, stream: FrameStream) -> None:
+        stream.frame_ready.disconnect(self._on_stream_frame)
+        stream.status_changed.disconnect(self._on_stream_status)
 
     @property
     def replaying(self) -> bool:

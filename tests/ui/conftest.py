@@ -6,6 +6,7 @@ script a model give it :func:`model_settings` for the :func:`model_server` they 
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported anywhere in these tests
@@ -126,3 +127,6 @@ async def open_window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> Asy
             finally:
                 window.close()
                 window.deleteLater()
+        current = asyncio.current_task()
+        left = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        assert not left, f"tasks left running after the windows' shutdown: {left}"
