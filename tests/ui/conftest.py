@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+import pytestqt.plugin
 import qasync
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
@@ -48,6 +49,32 @@ def _qt_loop() -> qasync.QEventLoop:
     # one to fire would crash the process (a segfault in QTimerInfoList::activateTimers).
     _LOOPS.append(loop)
     return loop
+
+
+def _process_events_on_the_loop() -> None:
+    """pytest-qt's event processing between a test's phases, with the test's qasync loop as the running one.
+
+    pytest-qt processes Qt's events after each test's call and before and after its teardown, outside
+    any ``run_until_complete``. A qasync loop's callbacks (a socket turning readable, a cancellation)
+    then step asyncio tasks with no running loop, which the app never does (its loop runs for the
+    window's whole life): a live frame stream's httpx read raised "no running event loop" there and its
+    task ended in error at the window's shutdown. Here they run as they would in the app.
+    """
+    app = QApplication.instance()
+    if app is None:
+        return
+    loop = _LOOPS[-1] if _LOOPS else None
+    if loop is None or loop.is_closed() or asyncio.events._get_running_loop() is not None:
+        app.processEvents()
+        return
+    asyncio.events._set_running_loop(loop)
+    try:
+        app.processEvents()
+    finally:
+        asyncio.events._set_running_loop(None)
+
+
+pytestqt.plugin._process_events = _process_events_on_the_loop
 
 
 def pytest_asyncio_loop_factories(
