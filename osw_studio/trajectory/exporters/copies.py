@@ -31,8 +31,8 @@ from types import TracebackType
 _Job = tuple[Path, "str | Path"] | None
 
 
-def place_file(src: Path, dest: str | Path, *, parent_made: bool = False) -> None:
-    """Copy ``src`` to ``dest``; an existing ``dest`` is kept.
+def place_file(src: Path, dest: str | Path) -> None:
+    """Copy ``src`` to ``dest`` (whose folder exists); an existing ``dest`` is kept.
 
     Never a hard link: an export is shared and edited on its own, and a change to it must not reach back
     into the run store (nor a run store's link reach a file outside it). ``src`` comes from the run
@@ -41,10 +41,7 @@ def place_file(src: Path, dest: str | Path, *, parent_made: bool = False) -> Non
     Args:
         src: The file to copy.
         dest: Where to put it.
-        parent_made: ``dest``'s folder is known to exist.
     """
-    if not parent_made:
-        Path(dest).parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -74,7 +71,7 @@ class FileCopier:
             OSError: A copy failed (this one in line, or an earlier one on a worker).
         """
         if not self._queues:
-            place_file(src, dest, parent_made=True)
+            place_file(src, dest)
             return
         self._raise()
         if not self._threads:
@@ -123,7 +120,7 @@ class FileCopier:
                 if job is None:
                     return
                 if self._error is None and not self._dropping:
-                    place_file(job[0], job[1], parent_made=True)
+                    place_file(job[0], job[1])
             except BaseException as exc:  # kept for wait(): the worker must go on emptying its queue
                 if self._error is None:
                     self._error = exc
