@@ -35,6 +35,12 @@ DIFFERENCES: dict[str, str] = {
     "uitars-7b-gguf-numbered-reasoning": (
         f"box tokens around one point, the UI-TARS-1.0 form, which uitars15_v1 does not strip: {_CRASH}"
     ),
+    **{
+        f"uitars-dart-rollout-gimp-step{step}": (
+            f"a point wrapped in box tokens, the form UI-TARS agents keep in their history: {_CRASH}"
+        )
+        for step in (1, 3, 4, 5, 6, 13, 14, 15)
+    },
     "uitars-concatenated-steps": (
         "several Thought/Action pairs run together (a model writing ahead): OSWorld keeps only the text "
         "after the last 'Action:' and so finishes the task; we refuse the reply as malformed (a step "
