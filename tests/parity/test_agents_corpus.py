@@ -41,6 +41,10 @@ DIFFERENCES: dict[str, str] = {
         )
         for step in (1, 3, 4, 5, 6, 13, 14, 15)
     },
+    "dart-gui-test-finished-quoted-path": (
+        "an unescaped apostrophe inside finished(content='...'): OSWorld's parser raises (so its runner "
+        "records no action); we end the task as the model declared, with its message"
+    ),
     "uitars-concatenated-steps": (
         "several Thought/Action pairs run together (a model writing ahead): OSWorld keeps only the text "
         "after the last 'Action:' and so finishes the task; we refuse the reply as malformed (a step "
