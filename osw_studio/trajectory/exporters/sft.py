@@ -375,7 +375,7 @@ def _text_with_images(content: Any) -> tuple[str, list[str]]:
     text: list[str] = []
     images: list[str] = []
     for part in content or []:
-        if not isinstance(part, Mapping):
+        if not (type(part) is dict or isinstance(part, Mapping)):
             continue
         if part.get("type") == "image_url":
             images.append(str((part.get("image_url") or {}).get("url")))
