@@ -38,8 +38,8 @@ class ModelAgent(Agent):
     """An agent that asks a model through a :class:`ModelClient`.
 
     :meth:`predict` is the same step for every such agent: prepare the screenshot, build the request,
-    ask and parse. What differs is in the hooks :meth:`prepare_step`, :meth:`build_messages` and
-    :meth:`reply_parser`.
+    ask and parse. What differs is in the hooks :meth:`prepare_step`, :meth:`build_messages`,
+    :meth:`reply_parser` and :meth:`sampling` (what each call sends besides the messages).
 
     Args:
         profile: The resolved settings profile (model, sampling, coordinate mode, image options).
@@ -171,15 +171,21 @@ class ModelAgent(Agent):
         t0 = time.perf_counter()
         reply = await self.client.complete(
             messages,
-            temperature=self.profile.temperature if temperature is None else temperature,
-            top_p=self.profile.top_p,
-            max_tokens=self.profile.max_tokens,
-            frequency_penalty=self.profile.frequency_penalty,
+            **self.sampling(self.profile.temperature if temperature is None else temperature),
             logprobs=self.profile.logprobs,
             on_token=on_token,
         )
         timings["model"] = timings.get("model", 0.0) + time.perf_counter() - t0
         return reply
+
+    def sampling(self, temperature: float | None) -> dict[str, Any]:
+        """The sampling settings a model call sends (``temperature``: this call's; None is not sent)."""
+        return {
+            "temperature": temperature,
+            "top_p": self.profile.top_p,
+            "max_tokens": self.profile.max_tokens,
+            "frequency_penalty": self.profile.frequency_penalty,
+        }
 
     async def ask_parsed(
         self,
