@@ -16,9 +16,16 @@ Each figure also says the CPU seconds the export took (user + system, median of 
 around the run: on a shared machine the wall-clock rate falls with the load, the CPU time much less.
 
 Every format but ``preference`` writes one image file per step, and creating a file is the kernel's work:
-its cost depends on the file system and where on it the files go (on one ext4 disk it was 20 us in one
-folder and over 1 ms in another, with the same load). The bench measures it in its scratch folder (the
-system's temporary folder; set ``TMPDIR`` to choose another) and prints it beside the figures.
+its cost depends on the file system and on what happened on it lately. On ext4 without a journal (this
+machine's disk) the kernel does not reuse an inode freed less than a minute ago (six while its inode
+table block is unwritten): each new file's inode search steps over every such inode in its block group,
+one cache lookup each. After 10,000 files were deleted, creating one in that group costs several hundred
+microseconds of CPU instead of about 20 (``perf``: ``ext4_create`` -> ``find_inode_bit`` ->
+``recently_deleted``). So the bench deletes nothing between rounds: a round's output is emptied (its
+blocks freed, its files truncated, their inodes still in use) and moved aside, and everything goes at
+the end. Others deleting files near the scratch folder still slow it down; the bench measures the cost
+of creating a file there before each format and prints it beside the figures (the system's temporary
+folder; set ``TMPDIR`` to choose another).
 """
 
 from __future__ import annotations
@@ -80,16 +87,29 @@ def make_store(root: Path, runs: int) -> None:
 
 
 def file_create_us(folder: Path, files: int = 1000) -> float:
-    """CPU microseconds to create one empty file in fresh subfolders of ``folder`` (50 a subfolder)."""
-    probe = folder / "probe"
+    """CPU microseconds to create one empty file in fresh subfolders of ``folder`` (50 a subfolder).
+
+    The files stay (deleting them would slow down the creations measured next, see above).
+    """
+    probe = Path(tempfile.mkdtemp(prefix="probe-", dir=folder))
     c0 = time.process_time()
     for i in range(files):
         if i % 50 == 0:
-            (probe / str(i // 50)).mkdir(parents=True)
+            (probe / str(i // 50)).mkdir()
         os.close(os.open(probe / str(i // 50) / f"{i}.png", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     cpu = time.process_time() - c0
-    shutil.rmtree(probe)
     return cpu / files * 1e6
+
+
+def set_aside(out: Path, spent: Path) -> None:
+    """Move an export aside without deleting a file: each one truncated (blocks freed), kept till the end."""
+    if not out.exists():
+        return
+    for folder, _dirs, names in os.walk(out):
+        for name in names:
+            os.truncate(os.path.join(folder, name), 0)
+    spent.mkdir(exist_ok=True)
+    out.rename(spent / f"{len(os.listdir(spent))}")
 
 
 def _link(src: str, dst: str) -> None:
@@ -116,7 +136,7 @@ def child(fmt: str, store: str, out: str, images: str = "copy") -> None:
 
 
 def run_child(fmt: str, store: Path, out: Path, images: str = "copy") -> dict[str, float]:
-    shutil.rmtree(out, ignore_errors=True)
+    set_aside(out, out.parent / "spent")
     # Write back what earlier rounds left dirty, so no round pays for another's disk traffic.
     os.sync()
     proc = subprocess.run(
@@ -146,8 +166,9 @@ def main(formats: list[str] | None = None) -> int:
         create_us = file_create_us(root)
         print(f"creating a file in {tmp}: {create_us:.0f} us of CPU (the kernel's share of each image copy)")
         head = f"{'format':<14}{'steps':>8}{'median s':>10}{'steps/s':>10}{'CPU s':>8}{'steps/CPU s':>13}"
-        print(f"{head}{'peak RSS MB':>13}")
+        print(f"{head}{'peak RSS MB':>13}{'create us':>11}")
         for fmt in formats or EXPORTERS:
+            fmt_create_us = file_create_us(root)
             rounds = [run_child(fmt, root / "a" / "runs", root / "out") for _ in range(REPEATS)]
             seconds = statistics.median(r["seconds"] for r in rounds)
             cpu = statistics.median(r["cpu_seconds"] for r in rounds)
@@ -158,10 +179,11 @@ def main(formats: list[str] | None = None) -> int:
                 "cpu_seconds": round(cpu, 3),
                 "steps_per_cpu_s": round(steps / cpu),
                 "peak_rss_mb": round(rss, 1),
+                "file_create_us": round(fmt_create_us, 1),
             }
             print(
                 f"{fmt:<14}{steps:>8}{seconds:>10.2f}{steps / seconds:>10.0f}{cpu:>8.2f}{steps / cpu:>13.0f}"
-                f"{rss:>13.1f}"
+                f"{rss:>13.1f}{fmt_create_us:>11.0f}"
             )
         embedded: dict[str, float] = {}
         double: dict[str, float] = {}
@@ -183,7 +205,9 @@ def main(formats: list[str] | None = None) -> int:
                 rss = max(r["peak_rss_mb"] for r in rounds)
                 double[fmt] = round(rss, 1)
                 print(f"{fmt:<14}{steps * 2:>8}{seconds:>10.2f}{steps * 2 / seconds:>10.0f}{rss:>13.1f}")
-        shutil.rmtree(root / "out", ignore_errors=True)
+    # The scratch folder's files are deleted now: written back, the kernel stops stepping over their
+    # inodes after a minute instead of six, for whatever creates files there next (another run of this).
+    os.sync()
 
     missed = [
         f for f in JSONL_FORMATS if f in figures and figures[f]["steps_per_s"] < TARGETS["jsonl_steps_per_s"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from osw_studio import __version__
@@ -12,13 +13,15 @@ from osw_studio.actions import CoordinateSpace
 from osw_studio.agent.base import Agent, Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
 from osw_studio.agent.model_client import ModelClient, ModelReply
-from osw_studio.core.actions import Done, Fail
+from osw_studio.core.actions import Action, Done, Fail
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import ReplyAttempt
 from osw_studio.settings.model import ResolvedProfile
 
 Message = dict[str, Any]
+ReplyParser = Callable[[str], tuple[str | None, list[Action]]]
+"""Reads a reply's text into its thought and actions (raises ActionParseError when it cannot)."""
 
 
 def image_part(image: PreparedImage) -> dict[str, Any]:
@@ -33,6 +36,10 @@ def text_part(text: str) -> dict[str, Any]:
 
 class ModelAgent(Agent):
     """An agent that asks a model through a :class:`ModelClient`.
+
+    :meth:`predict` is the same step for every such agent: prepare the screenshot, build the request,
+    ask and parse. What differs is in the hooks :meth:`prepare_step`, :meth:`build_messages`,
+    :meth:`reply_parser` and :meth:`sampling` (what each call sends besides the messages).
 
     Args:
         profile: The resolved settings profile (model, sampling, coordinate mode, image options).
@@ -122,6 +129,36 @@ class ModelAgent(Agent):
         """The image sent at history position ``index`` (0-based), if it was kept."""
         return self._images.get(index + 1)
 
+    async def predict(
+        self, instruction: str, observation: Observation, *, on_token: TokenCallback | None = None
+    ) -> Prediction:
+        """Ask the model for the next step, reading its reply with :meth:`reply_parser`."""
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        image = await self.prepare_step(observation)
+        prepared = time.perf_counter()
+        messages, space = self.build_messages(instruction, observation, image)
+        timings["prepare"] = time.perf_counter() - t0
+        timings["build"] = time.perf_counter() - prepared
+        return await self.ask_parsed(messages, space, self.reply_parser(space), on_token, timings)
+
+    async def prepare_step(self, observation: Observation) -> PreparedImage | None:
+        """The image this step sends (None: none), before the request is built: :meth:`prepare`'s."""
+        return await self.prepare(observation)
+
+    def build_messages(
+        self, instruction: str, observation: Observation, image: Any
+    ) -> tuple[list[Message], CoordinateSpace]:
+        """The request's messages for this step and the frame of the reply, remembering what is sent.
+
+        ``image`` is what :meth:`prepare_step` returned.
+        """
+        raise NotImplementedError
+
+    def reply_parser(self, space: CoordinateSpace) -> ReplyParser:
+        """How this step's replies are read, in the frame ``space``."""
+        raise NotImplementedError
+
     async def ask(
         self,
         messages: list[Message],
@@ -134,21 +171,27 @@ class ModelAgent(Agent):
         t0 = time.perf_counter()
         reply = await self.client.complete(
             messages,
-            temperature=self.profile.temperature if temperature is None else temperature,
-            top_p=self.profile.top_p,
-            max_tokens=self.profile.max_tokens,
-            frequency_penalty=self.profile.frequency_penalty,
+            **self.sampling(self.profile.temperature if temperature is None else temperature),
             logprobs=self.profile.logprobs,
             on_token=on_token,
         )
         timings["model"] = timings.get("model", 0.0) + time.perf_counter() - t0
         return reply
 
+    def sampling(self, temperature: float | None) -> dict[str, Any]:
+        """The sampling settings a model call sends (``temperature``: this call's; None is not sent)."""
+        return {
+            "temperature": temperature,
+            "top_p": self.profile.top_p,
+            "max_tokens": self.profile.max_tokens,
+            "frequency_penalty": self.profile.frequency_penalty,
+        }
+
     async def ask_parsed(
         self,
         messages: list[Message],
         space: CoordinateSpace,
-        parse: Any,
+        parse: ReplyParser,
         on_token: TokenCallback | None,
         timings: dict[str, float],
     ) -> Prediction:
@@ -200,7 +243,7 @@ class ModelAgent(Agent):
         self,
         reply: ModelReply,
         space: CoordinateSpace,
-        parse: Any,
+        parse: ReplyParser,
         timings: dict[str, float],
     ) -> Prediction:
         """Parse ``reply`` with ``parse(text) -> (thought, actions)``; a parse error becomes ``error``."""

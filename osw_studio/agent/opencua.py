@@ -20,14 +20,11 @@ OSWorld's own, read from its installed package (:func:`osw_studio.agent.referenc
 
 from __future__ import annotations
 
-import time
-
 from osw_studio.actions import CoordinateSpace
 from osw_studio.actions.coords import MAX_PIXELS
 from osw_studio.actions.opencua import parse_opencua, sections
-from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage
-from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
+from osw_studio.agent.model_agent import Message, ModelAgent, ReplyParser, image_part, text_part
 from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import OpenCUAPrompts, opencua_prompts
@@ -127,20 +124,11 @@ class OpenCUAAgent(ModelAgent):
         self.remember_image(image)
         return messages, space
 
-    async def predict(
-        self, instruction: str, observation: Observation, *, on_token: TokenCallback | None = None
-    ) -> Prediction:
-        """Ask the model for its ``## Thought`` / ``## Action`` / code reply."""
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        image = await self.prepare(observation)
-        prepared = time.perf_counter()
-        messages, space = self.build_messages(instruction, observation, image)
-        timings["prepare"] = time.perf_counter() - t0
-        timings["build"] = time.perf_counter() - prepared
+    def reply_parser(self, space: CoordinateSpace) -> ReplyParser:
+        """Reads the ``## Thought`` / ``## Action`` / code reply."""
 
         def parse(text: str) -> tuple[str | None, list[Action]]:
             parsed = parse_opencua(text, space)
             return parsed.thought or parsed.action, parsed.actions
 
-        return await self.ask_parsed(messages, space, parse, on_token, timings)
+        return parse

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from typing import Any
 
 from osw_studio.actions import (
@@ -33,9 +32,8 @@ from osw_studio.actions import (
 from osw_studio.actions.coords import model_point
 from osw_studio.actions.fences import prose_outside
 from osw_studio.agent.a11y import linearize_accessibility_tree, trim_to_budget
-from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage
-from osw_studio.agent.model_agent import Message, ModelAgent, text_part
+from osw_studio.agent.model_agent import Message, ModelAgent, ReplyParser, text_part
 from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import PromptAgentTexts, ReferencePrompt, prompt_agent_texts, reference_prompt
@@ -205,35 +203,28 @@ class OSWorldAgent(ModelAgent):
         table = linearize_accessibility_tree(observation.accessibility_tree)
         return trim_to_budget(table, A11Y_MAX_TOKENS)
 
-    async def predict(
-        self, instruction: str, observation: Observation, *, on_token: TokenCallback | None = None
-    ) -> Prediction:
-        """Ask the model for the next step's code or actions."""
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        image = None
+    async def prepare_step(self, observation: Observation) -> PreparedImage | None:
+        """The screenshot as sent (with set-of-marks: tagged first; none without a screenshot)."""
         if self.observation_type == "som":
             self._marks = await asyncio.to_thread(
                 tag_screenshot, observation.screenshot, observation.accessibility_tree or ""
             )
-            image = await self.prepare(observation.model_copy(update={"screenshot": self._marks.image}))
-        elif "screenshot" in self.observation_type:
-            image = await self.prepare(observation)
-        prepared = time.perf_counter()
-        messages, space = self.build_messages(instruction, observation, image)
-        timings["prepare"] = time.perf_counter() - t0
-        timings["build"] = time.perf_counter() - prepared
+            return await self.prepare(observation.model_copy(update={"screenshot": self._marks.image}))
+        if "screenshot" in self.observation_type:
+            return await self.prepare(observation)
+        return None
+
+    def reply_parser(self, space: CoordinateSpace) -> ReplyParser:
+        """Reads the next step's code or actions (with set-of-marks: ``tag_n`` names the marks' centres)."""
         if self._marks is not None:
             names = {k: model_point(space, *p) for k, p in tag_names(self._marks.boxes).items()}
 
             def parse(text: str) -> tuple[str | None, list[Action]]:
                 return prose_outside(text) or None, parse_pyautogui(text, space, names=names)
 
-            return await self.ask_parsed(messages, space, parse, on_token, timings)
+            return parse
         fmt = "computer13" if self.action_space == "computer_13" else "pyautogui"
-        return await self.ask_parsed(
-            messages, space, lambda text: parse_reply(text, fmt, space), on_token, timings
-        )
+        return lambda text: parse_reply(text, fmt, space)
 
     def build_messages(
         self, instruction: str, observation: Observation, image: PreparedImage | None

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+from typing import Any
 
 from osw_studio.actions import CoordinateSpace, smart_resize
 from osw_studio.actions.qwen3vl import TOOL_ACTIONS, parse_qwen3vl, render_qwen3vl, tool_calls
-from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
-from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
-from osw_studio.agent.model_client import ModelClient, ModelReply
+from osw_studio.agent.model_agent import Message, ModelAgent, ReplyParser, image_part, text_part
+from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import CodePrompt, qwen3vl_prompt
 from osw_studio.core.actions import Action
@@ -193,35 +192,14 @@ class Qwen3VLAgent(ModelAgent):
         self.remember_image(image)
         return messages, space
 
-    async def ask(
-        self,
-        messages: list[Message],
-        on_token: TokenCallback | None,
-        timings: dict[str, float],
-        *,
-        temperature: float | None = None,
-    ) -> ModelReply:
-        """One model call sending ``max_tokens`` only, as OSWorld's agent does (``temperature``: ignored)."""
-        t0 = time.perf_counter()
-        reply = await self.client.complete(
-            messages, max_tokens=self.profile.max_tokens, logprobs=self.profile.logprobs, on_token=on_token
-        )
-        timings["model"] = timings.get("model", 0.0) + time.perf_counter() - t0
-        return reply
+    def sampling(self, temperature: float | None) -> dict[str, Any]:
+        """``max_tokens`` only, as OSWorld's agent sends (``temperature``: ignored)."""
+        return {"max_tokens": self.profile.max_tokens}
 
-    async def predict(
-        self, instruction: str, observation: Observation, *, on_token: TokenCallback | None = None
-    ) -> Prediction:
-        """Ask the model for ``Action: ...`` and a ``computer_use`` tool call."""
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        image = await self.prepare(observation)
-        prepared = time.perf_counter()
-        messages, space = self.build_messages(instruction, observation, image)
-        timings["prepare"] = time.perf_counter() - t0
-        timings["build"] = time.perf_counter() - prepared
+    def reply_parser(self, space: CoordinateSpace) -> ReplyParser:
+        """Reads ``Action: ...`` and a ``computer_use`` tool call."""
 
         def parse(text: str) -> tuple[str | None, list[Action]]:
             return parse_qwen3vl(text, space)
 
-        return await self.ask_parsed(messages, space, parse, on_token, timings)
+        return parse

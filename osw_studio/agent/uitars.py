@@ -18,15 +18,14 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-import time
 
 from osw_studio.actions import CoordinateSpace, parse_uitars, render_uitars
-from osw_studio.agent.base import Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
-from osw_studio.agent.model_agent import Message, ModelAgent, image_part, text_part
+from osw_studio.agent.model_agent import Message, ModelAgent, ReplyParser, image_part, text_part
 from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import ReferencePrompt, reference_prompt
+from osw_studio.core.actions import Action
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
@@ -171,20 +170,11 @@ class UITarsAgent(ModelAgent):
         self.remember_image(image)
         return messages, space
 
-    async def predict(
-        self, instruction: str, observation: Observation, *, on_token: TokenCallback | None = None
-    ) -> Prediction:
-        """Ask the model for ``Thought: ... Action: ...``."""
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        image = await self.prepare(observation)
-        prepared = time.perf_counter()
-        messages, space = self.build_messages(instruction, observation, image)
-        timings["prepare"] = time.perf_counter() - t0
-        timings["build"] = time.perf_counter() - prepared
+    def reply_parser(self, space: CoordinateSpace) -> ReplyParser:
+        """Reads ``Thought: ... Action: ...``."""
 
-        def parse(text: str) -> tuple[str | None, list]:  # type: ignore[type-arg]
+        def parse(text: str) -> tuple[str | None, list[Action]]:
             parsed = parse_uitars(text, space)
             return parsed.thought, list(parsed.actions)
 
-        return await self.ask_parsed(messages, space, parse, on_token, timings)
+        return parse

@@ -13,6 +13,9 @@ Modules are loaded without their packages' ``__init__`` files (OSWorld's import 
 dependency: model SDKs, cloud clients, torch). A metric module's import of a library the side
 environment does not have gets an empty stand-in, so only the libraries a metric really calls must
 be installed; the metric is found in whichever ``desktop_env.evaluators.metrics`` module defines it.
+
+The differential tests' reference worker loads OSWorld's modules with this file's loader
+(:func:`import_bare`, :func:`stub_module`), so it stays standard-library only and does nothing on import.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ class _Stub(types.ModuleType):
         return type(name, (), {"__init__": lambda self, *a, **k: None})
 
 
-def _stub(name: str) -> None:
+def stub_module(name: str) -> None:
+    """Register an empty stand-in for module ``name`` (and its missing parents) in ``sys.modules``."""
     parts = name.split(".")
     for i in range(1, len(parts) + 1):
         sub = ".".join(parts[:i])
@@ -51,15 +55,23 @@ def _stub(name: str) -> None:
                 setattr(sys.modules[".".join(parts[: i - 1])], parts[i - 1], module)
 
 
-def _bare_packages(name: str) -> None:
+def _package_root(top: str) -> Path:
+    """The folder of the top-level package ``top`` (already made bare, or found on the path)."""
+    made = getattr(sys.modules.get(top), "__path__", None)
+    if made:  # a bare package has no spec for find_spec to read
+        return Path(next(iter(made)))
+    spec = importlib.util.find_spec(top)
+    if spec is None or spec.submodule_search_locations is None:
+        raise ModuleNotFoundError(f"OSWorld's package {top!r} is not installed in this environment")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def bare_packages(name: str) -> None:
     """Create ``name``'s parent packages as empty modules, so their ``__init__`` does not run."""
     parts = name.split(".")
     if all(".".join(parts[:i]) in sys.modules for i in range(1, len(parts))):
         return
-    spec = importlib.util.find_spec(parts[0])
-    if spec is None or spec.submodule_search_locations is None:
-        raise ModuleNotFoundError(f"OSWorld's package {parts[0]!r} is not installed in this environment")
-    root = Path(next(iter(spec.submodule_search_locations)))
+    root = _package_root(parts[0])
     for i in range(1, len(parts)):
         pkg = ".".join(parts[:i])
         if pkg not in sys.modules:
@@ -68,18 +80,23 @@ def _bare_packages(name: str) -> None:
             sys.modules[pkg] = module
 
 
+def import_bare(name: str) -> types.ModuleType:
+    """Import ``name`` with every parent package created bare (its ``__init__`` not run)."""
+    bare_packages(name)
+    return importlib.import_module(name)
+
+
 def _load(name: str) -> types.ModuleType:
     """Import ``name`` (parents bare), standing in for each optional library it lacks."""
-    _bare_packages(name)
     for _ in range(MAX_STUBS):
         try:
-            return importlib.import_module(name)
+            return import_bare(name)
         except ModuleNotFoundError as exc:
             missing = exc.name or ""
             if not missing or missing == name or missing.startswith(PACKAGE):
                 raise
             sys.modules.pop(name, None)
-            _stub(missing)
+            stub_module(missing)
     raise ImportError(f"{name} needs more than {MAX_STUBS} missing libraries")
 
 
@@ -88,7 +105,7 @@ _FOUND: dict[str, Any] = {}
 
 def exported() -> dict[str, tuple[str, str]]:
     """``name -> (module, attribute)`` as OSWorld's ``metrics/__init__.py`` imports them (last wins)."""
-    _bare_packages(f"{PACKAGE}.utils")
+    bare_packages(f"{PACKAGE}.utils")
     init = Path(sys.modules[PACKAGE].__path__[0]) / "__init__.py"
     names: dict[str, tuple[str, str]] = {}
     for node in ast.walk(ast.parse(init.read_text(encoding="utf-8"))):

@@ -243,7 +243,7 @@ class Batch:
     # --- results ------------------------------------------------------------------------------------
 
     async def _export(self, run_id: str) -> None:
-        """Add the run to OSWorld's results layout (off the loop: it links screenshots)."""
+        """Add the run to OSWorld's results layout (off the loop: it copies screenshots)."""
         from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
         from osw_studio.trajectory.exporters.osworld import OsworldExporter
         from osw_studio.trajectory.store import RunStore

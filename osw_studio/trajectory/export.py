@@ -21,6 +21,7 @@ from osw_studio.trajectory.curation import Curation, RunPlan, plan
 from osw_studio.trajectory.exporters import DESCRIPTIONS, exporter_class
 from osw_studio.trajectory.exporters.base import (
     COPY_WORKERS,
+    Exporter,
     ExportOptions,
     ExportRun,
     RunFilter,
@@ -223,6 +224,10 @@ def export_runs(
     summary = ExportSummary(format=format, out=Path(out), runs_found=len(run_paths))
     plans = _curate(run_paths, options, Path(out), summary)
     exporter = cls(Path(out), options)
+    # Runs whose output a later run replaces (a rerun of a task in OSWorld's layout) are counted, not
+    # written: writing and then deleting their files would cost more than the export's own work.
+    replaced = _replaced(run_paths, plans, exporter, options) if cls.replaces_runs else {}
+    unwritten: dict[object, Path] = {}  # by slot: the last run counted only, while no later one is written
     try:
         for done, path in enumerate(run_paths, start=1):
             chosen = plans.get(path)
@@ -248,14 +253,24 @@ def export_runs(
                 summary.skip("no step of the chosen sources")
             else:
                 copies = chosen.copies if chosen and format in REPLAYABLE else 1
-                for _ in range(copies):
-                    summary.samples += exporter.add_run(run)
+                slot = replaced.get(path)
+                if slot is not None:
+                    summary.samples += exporter.count_run(run)
+                    unwritten[slot] = path
+                else:
+                    if cls.replaces_runs:
+                        unwritten.pop(exporter.slot(run), None)
+                    for _ in range(copies):
+                        summary.samples += exporter.add_run(run)
                 summary.runs_exported += 1
                 exporter.card.runs.append(run.run_id)
                 exporter.card.models[run.model] += 1
                 exporter.card.agents[run.meta.agent or "unknown"] += 1
             if progress is not None:
                 progress(done, len(run_paths), summary)
+        for path in unwritten.values():  # the run meant to replace it was left out after all (damaged)
+            chosen = plans.get(path)
+            _rewrite(exporter, path, options, chosen, cls.reads_requests)
         exporter.copier.wait()  # the export is whole once its images are; a failed copy fails it
     finally:
         exporter.copier.close()
@@ -271,6 +286,51 @@ def export_runs(
         exporter.image_mode,
     )
     return summary
+
+
+def _replaced(
+    run_paths: list[Path], plans: dict[Path, RunPlan], exporter: Exporter, options: ExportOptions
+) -> dict[Path, object]:
+    """The runs whose output a later run that passes the run filters replaces, with their slots.
+
+    Only ``run.json`` and ``result.json`` are read here; a later run found damaged or without a step of
+    the chosen sources in the export itself is made up for at its end (:func:`_rewrite`).
+    """
+    slots: dict[Path, object] = {}
+    last: dict[object, Path] = {}
+    for path in run_paths:
+        chosen = plans.get(path)
+        if chosen is not None and not chosen.copies:
+            continue
+        try:
+            head = ExportRun(RunStore(path), options.scrubber, requests=False, read_steps=False)
+        except StoreError:
+            continue
+        if not options.filter.accepts_run(head.meta, head.result):
+            continue
+        slots[path] = slot = exporter.slot(head)
+        last[slot] = path
+    return {path: slot for path, slot in slots.items() if last[slot] != path}
+
+
+def _rewrite(
+    exporter: Exporter, path: Path, options: ExportOptions, chosen: RunPlan | None, requests: bool
+) -> None:
+    """Write the files of a run that was counted only (:meth:`Exporter.count_run`), counting nothing."""
+    from osw_studio.trajectory.exporters.card import CardStats
+
+    run = ExportRun(
+        RunStore(path),
+        options.scrubber,
+        keep=frozenset(chosen.steps) if chosen else None,
+        corrections=_corrections(chosen) if chosen and options.apply_corrections else None,
+        requests=requests,
+    )
+    card, exporter.card = exporter.card, CardStats()
+    try:
+        exporter.add_run(run)
+    finally:
+        exporter.card = card
 
 
 REPLAYABLE = frozenset({"sft-messages", "sft-sharegpt", "preference", "agentnet"})

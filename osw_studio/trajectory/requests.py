@@ -241,7 +241,7 @@ def image_refs(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]
         for m in messages
         if isinstance(m.get("content"), list)
         for part in m["content"]
-        if isinstance(part, Mapping) and part.get("type") == IMAGE_REF
+        if (type(part) is dict or isinstance(part, Mapping)) and part.get("type") == IMAGE_REF
     ]
 
 
@@ -260,7 +260,7 @@ def openai_messages(
         if isinstance(content, list):
             content = [
                 {"type": "image_url", "image_url": {"url": url(p), **(p.get("image_url") or {})}}
-                if isinstance(p, Mapping) and p.get("type") == IMAGE_REF
+                if (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == IMAGE_REF
                 else p
                 for p in content
             ]

@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 class SignalRelay(QObject):
     """A QObject whose Qt signals mirror some psygnal signals of one core object.
 
-    Subclasses declare the Qt signals (same names and arguments) and call :meth:`relay` once.
+    Subclasses declare the Qt signals (same names and arguments) and call :meth:`relay` once; a view
+    binds its ``_on_<signal>`` methods with :meth:`listen_by_name`.
     """
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -69,3 +70,14 @@ class SignalRelay(QObject):
                 log.exception("%s failed handling %s", getattr(slot, "__qualname__", slot), name)
 
         getattr(self, name).connect(guarded)
+
+    def listen_by_name(self, view: object, names: Iterable[str]) -> None:
+        """Connect each signal of ``names`` to ``view``'s ``_on_<name>`` method, where it has one.
+
+        Through :meth:`listen` (a handler that raises is logged). A view keeps no list of its own: it
+        handles the signals of the one list (``names``) it has a method for.
+        """
+        for name in names:
+            handler: Callable[..., Any] | None = getattr(view, f"_on_{name}", None)
+            if handler is not None:
+                self.listen(name, handler)

@@ -178,10 +178,7 @@ class RunView(QObject):
             getattr(episode, "model_name", None) or self.services.settings.resolve_profile().model
         )
         self._on_mode_changed(episode.mode)
-        for name in EPISODE_SIGNALS:
-            handler: Callable[..., None] | None = getattr(self, f"_on_{name}", None)
-            if handler is not None:
-                controller.listen(name, handler)
+        controller.listen_by_name(self, EPISODE_SIGNALS)
         await self.watch_env(episode.env)
         controller.start().add_done_callback(lambda _task: self._on_run_ended(episode))
         self.controls_changed.emit()

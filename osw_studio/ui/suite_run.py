@@ -22,6 +22,9 @@ from osw_studio.ui.bridge import SignalRelay
 log = logging.getLogger(__name__)
 
 RELAYED = ("task_started", "task_finished", "progress_changed", "batch_finished")
+"""The batch's signals the suite run re-emits on the Qt side."""
+SUITE_SIGNALS = (*RELAYED, "failed")
+"""Every Qt signal of a suite run: the one list views listen to (``failed`` is the run's own)."""
 
 
 class SuiteRun(SignalRelay):

@@ -22,7 +22,7 @@ from osw_studio.ui.results_view import ResultsView
 from osw_studio.ui.run_history import RunHistory
 from osw_studio.ui.services import Services
 from osw_studio.ui.status import RunStatusBar
-from osw_studio.ui.suite_run import SuiteRun
+from osw_studio.ui.suite_run import SUITE_SIGNALS, SuiteRun
 
 if TYPE_CHECKING:
     from osw_studio.runner.suite import SuitePlan
@@ -56,6 +56,9 @@ def progress_text(progress: BatchProgress) -> str:
 
 class SuiteView(QObject):
     """A suite evaluation in the window: the dialog, the batch, its progress and its results.
+
+    Each suite run signal (``SUITE_SIGNALS``, the one list) is handled by the method named
+    ``_on_<signal>`` when this class has one.
 
     Signals:
         controls_changed(): A suite started or ended (the window enables its actions).
@@ -130,10 +133,7 @@ class SuiteView(QObject):
         run = SuiteRun(batch, self)
         self.run = run
         self._active = True
-        run.listen("progress_changed", self.progress.show_progress)
-        run.listen("task_finished", self._on_task_finished)
-        run.listen("batch_finished", self._on_batch_finished)
-        run.listen("failed", self._on_failed)
+        run.listen_by_name(self, SUITE_SIGNALS)
         self.progress.begin(len(plan.entries))
         self.status.showMessage(
             f"Evaluating {plan.info.suite}: {len(plan.entries)} tasks on {len(batch.workers)} "
@@ -155,6 +155,9 @@ class SuiteView(QObject):
         if self.run is not None:
             self.run.stop()
             await self.run.wait()
+
+    def _on_progress_changed(self, progress: BatchProgress) -> None:
+        self.progress.show_progress(progress)
 
     def _on_task_finished(self, outcome: TaskOutcome) -> None:
         run = self.run

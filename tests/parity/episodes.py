@@ -1,9 +1,10 @@
 """Scripted episodes for the agents' differential tests: screens, accessibility trees, replies, comparisons.
 
 The same episode goes through OSWorld's agent (in the reference worker, its model call intercepted where
-the payload is sent) and through ours (against the OpenAI-compatible test server on 127.0.0.1). Requests
-are compared after :func:`normalise`: text equal after whitespace normalisation; images in the same
-number and order, with the same size, format, pixels and ``detail``.
+the payload is sent) and through ours (:func:`run_ours`: against the OpenAI-compatible test server on
+127.0.0.1). Requests are compared after :func:`normalise` (:func:`assert_same_requests`): text equal after
+whitespace normalisation; images in the same number and order, with the same size, format, pixels and
+``detail``; the same sampling parameters.
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ import base64
 import functools
 import hashlib
 import io
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageDraw
 
+from osw_studio.agent.base import Agent, Prediction
+from osw_studio.agent.model_agent import ModelAgent
+from osw_studio.core.observation import Observation
+from osw_studio.core.step import StepRecord
+from osw_studio.settings import Settings
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.parity.reference import Reference
 
 SAMPLING = ("model", "temperature", "top_p", "max_tokens", "frequency_penalty", "top_k", "presence_penalty")
@@ -154,3 +162,86 @@ def first_difference(ours: list[Any], theirs: list[Any]) -> str:
 def sampling(request: dict[str, Any]) -> dict[str, Any]:
     """The request's sampling parameters."""
     return {key: request[key] for key in SAMPLING if key in request}
+
+
+def assert_same_requests(
+    mine: list[dict[str, Any]], theirs: list[dict[str, Any]], label: str = "step"
+) -> None:
+    """Our requests and the reference's: as many, each with the same messages and sampling parameters."""
+    assert len(mine) == len(theirs), f"{len(mine)} requests here, {len(theirs)} in the reference"
+    for number, (ours, sent) in enumerate(zip(mine, theirs, strict=True), 1):
+        a, b = normalise(ours["messages"]), normalise(sent["messages"])
+        assert a == b, f"{label} {number}: " + first_difference(a, b)
+        assert sampling(ours) == sampling(sent), f"{label} {number}: {sampling(ours)} != {sampling(sent)}"
+
+
+def observations(
+    count: int, size: tuple[int, int] = (1920, 1080), trees: Sequence[str | None] | None = None
+) -> list[Observation]:
+    """The episode's observations: :func:`screen` ``1 .. count`` (with ``trees``' accessibility trees)."""
+    return [
+        Observation(
+            screenshot=screen(index, size),
+            width=size[0],
+            height=size[1],
+            accessibility_tree=None if trees is None else trees[index - 1],
+        )
+        for index in range(1, count + 1)
+    ]
+
+
+def settings_for(server: FakeOpenAIServer, preset: str, **own: Any) -> Settings:
+    """Settings whose profile ``p`` is ``preset`` (with ``own`` settings) asking the test server."""
+    return Settings.model_validate(
+        {
+            "model_provider": {"base_url": server.base_url, "model": server.models[0], "max_retries": 0},
+            "profiles": {"p": {"preset": preset, **own}},
+        }
+    )
+
+
+async def play(
+    agent: Agent, instruction: str, steps: Iterable[Observation], *, errors: bool = False
+) -> list[Prediction]:
+    """Our agent through ``steps``, each step recorded as the episode records it; the agent is closed after.
+
+    ``errors``: a reply that cannot be read is a step that runs nothing (else the test fails on it).
+    """
+    agent.reset()
+    predictions: list[Prediction] = []
+    try:
+        for index, observation in enumerate(steps, 1):
+            prediction = await agent.predict(instruction, observation)
+            assert errors or prediction.error is None, prediction.error
+            predictions.append(prediction)
+            executed = [] if prediction.error else prediction.actions
+            agent.record(
+                StepRecord(index=index, response=prediction.response, thought=prediction.thought,
+                           proposed=executed, executed=executed, error=prediction.error)
+            )  # fmt: skip
+    finally:
+        await agent.aclose()
+    return predictions
+
+
+async def run_ours(
+    agent_type: type[ModelAgent],
+    model: str,
+    preset: str,
+    instruction: str,
+    replies: Sequence[str],
+    steps: Sequence[Observation],
+    *,
+    errors: bool = False,
+    **own: Any,
+) -> tuple[list[Prediction], list[dict[str, Any]]]:
+    """Our agent (``preset`` with ``own`` settings and OSWorld's prompts) through a scripted episode.
+
+    The test server answers ``replies`` in order. Returns the predictions and the requests the server got.
+    """
+    with FakeOpenAIServer(models=[model]) as server:
+        server.queue(*replies)
+        agent = agent_type(settings_for(server, preset, **own).resolve_profile("p"), api_key="sk-test")
+        assert agent.prompt_info["faithful"], agent.prompt_info
+        predictions = await play(agent, instruction, steps, errors=errors)
+        return predictions, [r.json for r in server.chat_requests]

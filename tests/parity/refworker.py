@@ -11,7 +11,9 @@ It speaks JSON lines on stdin/stdout, one request a line:
 
 Answers are ``{"ok": true, "value": ...}`` or ``{"ok": false, "error": "Type: message", "traceback": ...}``.
 Packages are loaded without running their ``__init__`` files (OSWorld's import heavy optional
-libraries), so only the compared modules and what they import need to be installed.
+libraries), so only the compared modules and what they import need to be installed: with the loader of
+``--evaluator osworld``'s worker (``osw_studio/evaluation/osworld_worker.py``, standard library only, read
+from its file since this environment does not have OSW Studio installed).
 """
 
 from __future__ import annotations
@@ -25,55 +27,29 @@ import types
 from pathlib import Path
 from typing import Any
 
-
-class _Stub(types.ModuleType):
-    """A stand-in module: any attribute is another stand-in, callable and subclassable."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _stub_type(f"{self.__name__}.{name}")
+LOADER = Path(__file__).resolve().parents[2] / "osw_studio" / "evaluation" / "osworld_worker.py"
 
 
-def _stub_type(name: str) -> type:
-    return type(name.rsplit(".", 1)[-1], (), {"__init__": lambda self, *a, **k: None})
+def _loader() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("osworld_worker", LOADER)
+    assert spec is not None and spec.loader is not None, LOADER
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_LOADER = _loader()
 
 
 def stub(names: list[str]) -> None:
     """Register stand-ins for ``names`` (and their parents) in ``sys.modules``."""
     for name in names:
-        parts = name.split(".")
-        for i in range(1, len(parts) + 1):
-            sub = ".".join(parts[:i])
-            if sub not in sys.modules:
-                module = _Stub(sub)
-                module.__path__ = []
-                sys.modules[sub] = module
-                if i > 1:
-                    setattr(sys.modules[".".join(parts[: i - 1])], parts[i - 1], module)
-
-
-def _find_root(top: str) -> Path:
-    for entry in sys.path:
-        candidate = Path(entry or ".") / top
-        if (candidate / "__init__.py").is_file() or candidate.is_dir():
-            return candidate
-    raise ModuleNotFoundError(top)
+        _LOADER.stub_module(name)
 
 
 def load(name: str) -> types.ModuleType:
     """Import ``name`` with every parent package created bare (its ``__init__`` not run)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    parts = name.split(".")
-    root = _find_root(parts[0])
-    for i in range(1, len(parts)):
-        pkg = ".".join(parts[:i])
-        if pkg not in sys.modules:
-            module = types.ModuleType(pkg)
-            module.__path__ = [str(root.joinpath(*parts[1:i]))]
-            sys.modules[pkg] = module
-    return importlib.import_module(name)
+    return _LOADER.import_bare(name)  # type: ignore[no-any-return]
 
 
 def _jsonable(value: Any) -> Any:

@@ -4,7 +4,8 @@ Each reply of ``corpus/uitars_replies.txt`` (a UI-TARS-family model's output, wi
 goes through OSWorld's ``uitars15_v1.parse_action_to_structure_output`` and
 ``parsing_response_to_pyautogui_code`` (``qwen25vl`` on a 1920x1080 screen, as OSWorld runs UI-TARS-1.5 and
 DART-GUI-7B) and through our :func:`~osw_studio.actions.parse_uitars` in the same smart frame. The
-actions must be equal, or the reply must be listed in :data:`DIFFERENCES` with why we differ.
+actions must be equal, or the reply must be listed in :data:`DIFFERENCES` with why we differ. A reply that
+comes with the code OSWorld executed for it in a published run (``--- executed``) must give that too.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ DIFFERENCES: dict[str, str] = {
     "uitars-7b-gguf-numbered-reasoning": (
         f"box tokens around one point, the UI-TARS-1.0 form, which uitars15_v1 does not strip: {_CRASH}"
     ),
+    **{
+        f"uitars-dart-rollout-gimp-step{step}": (
+            f"a point wrapped in box tokens, the form UI-TARS agents keep in their history: {_CRASH}"
+        )
+        for step in (1, 3, 4, 5, 6, 13, 14, 15)
+    },
+    "dart-gui-test-finished-quoted-path": (
+        "an unescaped apostrophe inside finished(content='...'): OSWorld's parser raises (so its runner "
+        "records no action); we end the task as the model declared, with its message"
+    ),
     "uitars-concatenated-steps": (
         "several Thought/Action pairs run together (a model writing ahead): OSWorld keeps only the text "
         "after the last 'Action:' and so finishes the task; we refuse the reply as malformed (a step "
@@ -50,7 +61,7 @@ def load() -> list[dict[str, str]]:
         if line.startswith("### "):
             cases.append({"name": line[4:].strip()})
             section = ""
-        elif line.startswith("--- ") and line[4:].strip() in ("source", "reply"):
+        elif line.startswith("--- ") and line[4:].strip() in ("source", "reply", "executed"):
             section = line[4:].strip()
             cases[-1][section] = []
         elif section:
@@ -121,6 +132,14 @@ def test_real_replies_give_the_reference_actions(reference: Reference, case: dic
         same = isinstance(ours, str) and isinstance(expected, str)  # both refuse the reply
     else:
         same = comparable(ours) == comparable(expected)
+    if "executed" in case:  # the code OSWorld ran for this reply in a published trajectory
+        ran = reference_actions([case["executed"]])
+        same = (
+            same
+            and not isinstance(ours, str)
+            and not isinstance(ran, str)
+            and comparable(ours) == comparable(ran)
+        )
     if case["name"] in DIFFERENCES:
         assert not same, f"{case['name']} no longer differs: drop it from DIFFERENCES"
     else:

@@ -29,14 +29,10 @@ import pytest
 
 from osw_studio.actions import smart_resize
 from osw_studio.agent.opencua import OpenCUAAgent
-from osw_studio.core.actions import Action, Click
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
-from osw_studio.settings import Settings
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.parity.episodes import STUBS, first_difference, normalise, sampling, screen, site_packages
+from osw_studio.core.actions import Click
+from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen, site_packages
 from tests.parity.reference import Reference
-from tests.parity.test_agents_uitars import reference_actions, unpaced
+from tests.parity.test_agents_uitars import assert_same_actions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -127,35 +123,6 @@ def reference_episode(
     return reference.exec(code)  # type: ignore[no-any-return]
 
 
-async def our_episode(
-    server: FakeOpenAIServer, mode: str, size: tuple[int, int], episode: list[str]
-) -> list[list[Action]]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": "opencua-7b", "max_retries": 0},
-            "profiles": {"p": {"preset": "opencua-7b", "coordinate_mode": mode}},
-        }
-    )
-    agent = OpenCUAAgent(settings.resolve_profile("p"), api_key="sk-test")
-    assert agent.prompt_info["faithful"], agent.prompt_info
-    agent.reset()
-    actions: list[list[Action]] = []
-    try:
-        for index, text in enumerate(episode, 1):
-            server.queue(text)
-            observation = Observation(screenshot=screen(index, size), width=size[0], height=size[1])
-            prediction = await agent.predict(INSTRUCTION, observation)
-            assert prediction.error is None, prediction.error
-            actions.append(prediction.actions)
-            agent.record(
-                StepRecord(index=index, response=prediction.response, thought=prediction.thought,
-                           proposed=prediction.actions, executed=prediction.actions)
-            )  # fmt: skip
-    finally:
-        await agent.aclose()
-    return actions
-
-
 # The whole episode at full size; six steps (the image window overflows) in the other cases, for CI time.
 CASES = [
     ("qwen25", "smart", (1920, 1080), 10),
@@ -178,16 +145,14 @@ async def test_requests_and_actions_match_the_reference(
     monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
     episode = replies(coordinate_type, size)[:steps]
     theirs = reference_episode(reference, coordinate_type, size, episode)
-    with FakeOpenAIServer(models=["opencua-7b"]) as server:
-        ours = await our_episode(server, mode, size, episode)
-        requests = [r.json for r in server.chat_requests]
-    assert len(requests) == len(theirs["requests"]) == steps
-    for step, (mine, sent) in enumerate(zip(requests, theirs["requests"], strict=True), 1):
-        a, b = normalise(mine["messages"]), normalise(sent["messages"])
-        assert a == b, f"step {step}: " + first_difference(a, b)
-        assert sampling(mine) == sampling(sent), f"step {step}"
-    for step, (mine_actions, produced) in enumerate(zip(ours, theirs["actions"], strict=True), 1):
-        assert unpaced(mine_actions) == unpaced(reference_actions(produced)), f"step {step}"
+    predictions, requests = await run_ours(
+        OpenCUAAgent, "opencua-7b", "opencua-7b", INSTRUCTION, episode, observations(steps, size),
+        coordinate_mode=mode,
+    )  # fmt: skip
+    assert len(requests) == steps
+    assert_same_requests(requests, theirs["requests"])
+    ours = [p.actions for p in predictions]
+    assert_same_actions(ours, theirs["actions"])
     if (coordinate_type, size) == ("qwen25", (1920, 1080)):
         # the middle of the 1932x1092 frame the model saw is the middle of the screen
         assert ours[0] == [Click(x=960, y=540)]

@@ -27,19 +27,16 @@ import pytest
 from osw_studio.actions import canonical_actions, parse_computer13, parse_pyautogui
 from osw_studio.agent.osworld import OSWorldAgent
 from osw_studio.core.actions import Action, Done, Fail, Wait
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
 from osw_studio.core.task import Task
 from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import Settings
 from osw_studio.trajectory.store import RunStore
-from tests.fakes.openai_server import FakeOpenAIServer
 from tests.parity.episodes import (
     FAKE_TIKTOKEN,
     STUBS,
-    first_difference,
-    normalise,
-    sampling,
+    assert_same_requests,
+    observations,
+    run_ours,
     screen,
     site_packages,
     tree,
@@ -74,7 +71,7 @@ REPLIES = {
 }
 STEPS = 5
 WINDOW = 2
-SAMPLE = {"temperature": 0.5, "top_p": 0.9, "max_tokens": 1500}
+SAMPLE: dict[str, Any] = {"temperature": 0.5, "top_p": 0.9, "max_tokens": 1500}
 
 
 def trees(observation_type: str) -> list[str | None]:
@@ -126,41 +123,6 @@ def reference_episode(reference: Reference, obs: str, space: str) -> dict[str, A
     return reference.exec(code, modules=("mm_agents.agent", "mm_agents.prompts"))  # type: ignore[no-any-return]
 
 
-async def our_episode(server: FakeOpenAIServer, obs: str, space: str) -> list[list[Action]]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": "gpt-4o", "max_retries": 0},
-            "profiles": {
-                "p": {"preset": "osworld", "observation_type": obs, "action_space": space,
-                      "history_window": WINDOW, **SAMPLE}
-            },
-        }
-    )  # fmt: skip
-    agent = OSWorldAgent(settings.resolve_profile("p"), api_key="sk-test")
-    try:
-        return await _play(agent, server, obs, space)
-    finally:
-        await agent.aclose()
-
-
-async def _play(agent: OSWorldAgent, server: FakeOpenAIServer, obs: str, space: str) -> list[list[Action]]:
-    assert agent.prompt_info["faithful"], agent.prompt_info
-    agent.reset()
-    actions: list[list[Action]] = []
-    for index, (a11y, reply) in enumerate(zip(trees(obs), REPLIES[space], strict=True), 1):
-        server.queue(reply)
-        shot = screen(index)
-        observation = Observation(screenshot=shot, width=1920, height=1080, accessibility_tree=a11y)
-        prediction = await agent.predict(INSTRUCTION, observation)
-        assert prediction.error is None, prediction.error
-        actions.append(prediction.actions)
-        agent.record(
-            StepRecord(index=index, response=prediction.response, proposed=prediction.actions,
-                       executed=prediction.actions)
-        )  # fmt: skip
-    return actions
-
-
 LENIENT = {
     ("computer_13", 3): (
         "a fenced WAIT without a json tag: OSWorld's parse_actions_from_string returns the string "
@@ -196,14 +158,13 @@ async def test_requests_and_actions_match_the_reference(
     theirs = reference_episode(reference, obs, space)
     # The reference crashes building exactly the computer_13 agents (we send the prompt as written).
     assert (theirs["crashed"] is not None) == (space == "computer_13"), theirs["crashed"]
-    with FakeOpenAIServer(models=["gpt-4o"]) as server:
-        ours = await our_episode(server, obs, space)
-        requests = [r.json for r in server.chat_requests]
-    assert len(requests) == len(theirs["payloads"]) == STEPS
-    for step, (mine, payload) in enumerate(zip(requests, theirs["payloads"], strict=True), 1):
-        a, b = normalise(mine["messages"]), normalise(payload["messages"])
-        assert a == b, f"step {step}: " + first_difference(a, b)
-        assert sampling(mine) == sampling(payload), f"step {step}"
+    predictions, requests = await run_ours(
+        OSWorldAgent, "gpt-4o", "osworld", INSTRUCTION, REPLIES[space], observations(STEPS, trees=trees(obs)),
+        observation_type=obs, action_space=space, history_window=WINDOW, **SAMPLE,
+    )  # fmt: skip
+    assert len(requests) == STEPS
+    assert_same_requests(requests, theirs["payloads"])
+    ours = [p.actions for p in predictions]
     for step, (mine_actions, produced) in enumerate(zip(ours, theirs["actions"], strict=True), 1):
         expected = reference_actions(space, produced)
         if expected is None:

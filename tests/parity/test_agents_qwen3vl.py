@@ -31,14 +31,10 @@ from typing import Any
 import pytest
 
 from osw_studio.agent.qwen3vl import Qwen3VLAgent
-from osw_studio.core.actions import Action, Click
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
-from osw_studio.settings import Settings
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.parity.episodes import STUBS, first_difference, normalise, sampling, screen, site_packages
+from osw_studio.core.actions import Click
+from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen, site_packages
 from tests.parity.reference import Reference
-from tests.parity.test_agents_uitars import reference_actions, unpaced
+from tests.parity.test_agents_uitars import assert_same_actions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -115,37 +111,6 @@ def reference_episode(
     return reference.exec(code)  # type: ignore[no-any-return]
 
 
-async def our_episode(
-    server: FakeOpenAIServer, mode: str, size: tuple[int, int], replies: list[str]
-) -> tuple[list[list[Action]], list[str | None]]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": "qwen3-vl", "max_retries": 0},
-            "profiles": {"p": {"preset": "qwen3-vl", "coordinate_mode": mode}},
-        }
-    )
-    agent = Qwen3VLAgent(settings.resolve_profile("p"), api_key="sk-test")
-    assert agent.prompt_info["faithful"], agent.prompt_info
-    agent.reset()
-    actions: list[list[Action]] = []
-    thoughts: list[str | None] = []
-    try:
-        for index, reply in enumerate(replies, 1):
-            server.queue(reply)
-            observation = Observation(screenshot=screen(index, size), width=size[0], height=size[1])
-            prediction = await agent.predict(INSTRUCTION, observation)
-            assert prediction.error is None, prediction.error
-            actions.append(prediction.actions)
-            thoughts.append(prediction.thought)
-            agent.record(
-                StepRecord(index=index, response=prediction.response, thought=prediction.thought,
-                           proposed=prediction.actions, executed=prediction.actions)
-            )  # fmt: skip
-    finally:
-        await agent.aclose()
-    return actions, thoughts
-
-
 # The whole episode at full size; the first six replies (the history window overflows once) elsewhere,
 # to keep CI's time (each step encodes and compares a full-size screenshot on both sides).
 CASES = [
@@ -169,16 +134,14 @@ async def test_requests_and_actions_match_the_reference(
     monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
     replies = REPLIES[:steps]
     theirs = reference_episode(reference, coordinate_type, size, replies)
-    with FakeOpenAIServer(models=["qwen3-vl"]) as server:
-        ours, thoughts = await our_episode(server, mode, size, replies)
-        requests = [r.json for r in server.chat_requests]
-    assert len(requests) == len(theirs["requests"]) == steps
-    for step, (mine, sent) in enumerate(zip(requests, theirs["requests"], strict=True), 1):
-        a, b = normalise(mine["messages"]), normalise(sent["messages"])
-        assert a == b, f"step {step}: " + first_difference(a, b)
-        assert sampling(mine) == sampling(sent), f"step {step}"
-    for step, (mine_actions, produced) in enumerate(zip(ours, theirs["actions"], strict=True), 1):
-        assert unpaced(mine_actions) == unpaced(reference_actions(produced)), f"step {step}"
+    predictions, requests = await run_ours(
+        Qwen3VLAgent, "qwen3-vl", "qwen3-vl", INSTRUCTION, replies, observations(steps, size),
+        coordinate_mode=mode,
+    )  # fmt: skip
+    assert len(requests) == steps
+    assert_same_requests(requests, theirs["requests"])
+    ours, thoughts = [p.actions for p in predictions], [p.thought for p in predictions]
+    assert_same_actions(ours, theirs["actions"])
     if steps > 10:
         assert thoughts[10] == "Performing click action"
     if mode == "rel999":

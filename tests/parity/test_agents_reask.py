@@ -21,17 +21,23 @@ import pytest
 from osw_studio.agent.osworld import OSWorldAgent
 from osw_studio.agent.uitars import UITarsAgent
 from osw_studio.core.actions import Click, Done
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
 from osw_studio.core.task import Task
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.settle import SettlePolicy
 from osw_studio.runner.store import RunStoreWriter
-from osw_studio.settings import Settings
 from osw_studio.trajectory.store import RunStore
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.recorded_run import ScreenEnv
-from tests.parity.episodes import STUBS, first_difference, normalise, sampling, screen, site_packages
+from tests.parity.episodes import (
+    STUBS,
+    assert_same_requests,
+    observations,
+    play,
+    run_ours,
+    screen,
+    settings_for,
+    site_packages,
+)
 from tests.parity.reference import Reference
 from tests.parity.test_agents_uitars import INSTRUCTION, REFERENCE_EPISODE, RUNTIME
 
@@ -57,47 +63,23 @@ def reference_episode(reference: Reference) -> dict[str, Any]:
     return reference.exec(code, modules=("mm_agents.uitars15_v1",))  # type: ignore[no-any-return]
 
 
-def settings_for(server: FakeOpenAIServer, preset: str, **own: Any) -> Settings:
-    return Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": server.models[0], "max_retries": 0},
-            "profiles": {"p": {"preset": preset, **own}},
-        }
-    )
-
-
 async def test_unparsable_replies_are_asked_again_as_the_reference_does(
     reference: Reference, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
     theirs = reference_episode(reference)
-    with FakeOpenAIServer(models=["ui-tars-1.5-7b"]) as server:
-        for reply in REPLIES:
-            server.queue(reply)
-        agent = UITarsAgent(
-            settings_for(server, "uitars-1.5", temperature=TEMPERATURE).resolve_profile("p"),
-            api_key="sk-test",
-        )
-        agent.reset()
-        predictions = []
-        try:
-            for index in (1, 2):
-                observation = Observation(screenshot=screen(index), width=1920, height=1080)
-                prediction = await agent.predict(INSTRUCTION, observation)
-                predictions.append(prediction)
-                agent.record(
-                    StepRecord(index=index, response=prediction.response, thought=prediction.thought,
-                               proposed=prediction.actions, executed=prediction.actions)
-                )  # fmt: skip
-        finally:
-            await agent.aclose()
-        requests = [r.json for r in server.chat_requests]
-    assert len(requests) == len(theirs["requests"]) == len(REPLIES)
+    predictions, requests = await run_ours(
+        UITarsAgent,
+        "ui-tars-1.5-7b",
+        "uitars-1.5",
+        INSTRUCTION,
+        REPLIES,
+        observations(2),
+        temperature=TEMPERATURE,
+    )
+    assert len(requests) == len(REPLIES)
     assert [r["temperature"] for r in requests] == [TEMPERATURE, 1, 1, TEMPERATURE, 1, 1]
-    for call, (mine, sent) in enumerate(zip(requests, theirs["requests"], strict=True), 1):
-        a, b = normalise(mine["messages"]), normalise(sent["messages"])
-        assert a == b, f"call {call}: " + first_difference(a, b)
-        assert sampling(mine) == sampling(sent), f"call {call}"
+    assert_same_requests(requests, theirs["requests"], "call")
     assert theirs["actions"][1] == ["DONE"]
     first, second = predictions
     assert first.actions == [Click(x=1181, y=548)] and first.error is None
@@ -112,12 +94,7 @@ async def test_prompt_agent_never_asks_again(tmp_path: Path) -> None:
     with FakeOpenAIServer(models=["gpt-4o"]) as server:
         server.queue("I am not sure what to do next.")
         agent = OSWorldAgent(settings_for(server, "osworld", prompts="own").resolve_profile("p"), api_key="k")
-        agent.reset()
-        try:
-            observation = Observation(screenshot=screen(1), width=1920, height=1080)
-            prediction = await agent.predict(INSTRUCTION, observation)
-        finally:
-            await agent.aclose()
+        [prediction] = await play(agent, INSTRUCTION, observations(1), errors=True)
         assert len(server.chat_requests) == 1
     assert prediction.error is not None and prediction.attempts == [] and prediction.actions == []
 

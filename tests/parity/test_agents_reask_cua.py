@@ -17,22 +17,17 @@ the same history.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from osw_studio.agent.opencua import OpenCUAAgent
 from osw_studio.agent.qwen3vl import Qwen3VLAgent
 from osw_studio.core.actions import Action, Click, Fail
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
-from osw_studio.settings import Settings
-from tests.fakes.openai_server import FakeOpenAIServer
 from tests.parity import test_agents_opencua as opencua
 from tests.parity import test_agents_qwen3vl as qwen3vl
-from tests.parity.episodes import first_difference, normalise, sampling, screen, site_packages
+from tests.parity.episodes import assert_same_requests, observations, run_ours, site_packages
 from tests.parity.reference import Reference
-from tests.parity.test_agents_uitars import reference_actions, unpaced
+from tests.parity.test_agents_uitars import assert_same_actions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,42 +45,6 @@ OPENCUA_REPLIES = [NO_CODE, NO_ACTION, GOOD[0], GOOD[1], NO_STATUS, NO_CODE, NO_
 """Step 1 parses at the third call, step 2 at the first; step 3 never (five calls)."""
 
 
-def profile_settings(server: FakeOpenAIServer, preset: str, **own: Any) -> Settings:
-    return Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": server.models[0], "max_retries": 0},
-            "profiles": {"p": {"preset": preset, **own}},
-        }
-    )
-
-
-async def run_ours(agent: Any, steps: int) -> list[Any]:
-    """Our agent through ``steps`` screenshots, each step recorded as the episode records it."""
-    agent.reset()
-    predictions = []
-    try:
-        for index in range(1, steps + 1):
-            observation = Observation(screenshot=screen(index, SIZE), width=SIZE[0], height=SIZE[1])
-            prediction = await agent.predict(opencua.INSTRUCTION, observation)
-            predictions.append(prediction)
-            executed = [] if prediction.error else prediction.actions
-            agent.record(
-                StepRecord(index=index, response=prediction.response, thought=prediction.thought,
-                           proposed=executed, executed=executed, error=prediction.error)
-            )  # fmt: skip
-    finally:
-        await agent.aclose()
-    return predictions
-
-
-def assert_same_requests(mine: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
-    assert len(mine) == len(theirs)
-    for call, (ours, sent) in enumerate(zip(mine, theirs, strict=True), 1):
-        a, b = normalise(ours["messages"]), normalise(sent["messages"])
-        assert a == b, f"call {call}: " + first_difference(a, b)
-        assert sampling(ours) == sampling(sent), f"call {call}: {sampling(ours)} != {sampling(sent)}"
-
-
 @pytest.mark.parametrize(("temperature", "reask"), [(None, 0.2), (0.7, 0.7)], ids=["preset", "user-0.7"])
 async def test_opencua_asks_again_as_the_reference_does(
     reference: Reference, monkeypatch: pytest.MonkeyPatch, temperature: float | None, reask: float
@@ -94,18 +53,15 @@ async def test_opencua_asks_again_as_the_reference_does(
     first = 0.0 if temperature is None else temperature
     theirs = opencua.reference_episode(reference, "qwen25", SIZE, OPENCUA_REPLIES, steps=3, temperature=first)
     own = {} if temperature is None else {"temperature": temperature}
-    with FakeOpenAIServer(models=["opencua-7b"]) as server:
-        server.queue(*OPENCUA_REPLIES)
-        agent = OpenCUAAgent(profile_settings(server, "opencua-7b", **own).resolve_profile("p"), api_key="k")
-        assert agent.prompt_info["faithful"], agent.prompt_info
-        predictions = await run_ours(agent, 3)
-        requests = [r.json for r in server.chat_requests]
+    predictions, requests = await run_ours(
+        OpenCUAAgent, "opencua-7b", "opencua-7b", opencua.INSTRUCTION, OPENCUA_REPLIES, observations(3, SIZE),
+        errors=True, **own,
+    )  # fmt: skip
     assert len(requests) == len(OPENCUA_REPLIES)
-    assert_same_requests(requests, theirs["requests"])
+    assert_same_requests(requests, theirs["requests"], "call")
     assert [r["temperature"] for r in requests] == [first, reask, reask, first, first] + [reask] * 4
     assert theirs["actions"][2] == ["FAIL"]
-    for step, (prediction, produced) in enumerate(zip(predictions, theirs["actions"], strict=True), 1):
-        assert unpaced(prediction.actions) == unpaced(reference_actions(produced)), f"step {step}"
+    assert_same_actions([p.actions for p in predictions], theirs["actions"])
     one, two, three = predictions
     assert [a.response for a in one.attempts] == [NO_CODE, NO_ACTION]
     assert [a.temperature for a in one.attempts] == [first, reask]
@@ -137,17 +93,14 @@ async def test_qwen3vl_never_asks_again_and_keeps_the_reply(
 ) -> None:
     monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
     theirs = qwen3vl.reference_episode(reference, "relative", SIZE, QWEN_REPLIES)
-    with FakeOpenAIServer(models=["qwen3-vl"]) as server:
-        server.queue(*QWEN_REPLIES)
-        agent = Qwen3VLAgent(profile_settings(server, "qwen3-vl").resolve_profile("p"), api_key="k")
-        assert agent.prompt_info["faithful"], agent.prompt_info
-        predictions = await run_ours(agent, len(QWEN_REPLIES))
-        requests = [r.json for r in server.chat_requests]
-    assert_same_requests(requests, theirs["requests"])
+    predictions, requests = await run_ours(
+        Qwen3VLAgent, "qwen3-vl", "qwen3-vl", qwen3vl.INSTRUCTION, QWEN_REPLIES,
+        observations(len(QWEN_REPLIES), SIZE), errors=True,
+    )  # fmt: skip
+    assert_same_requests(requests, theirs["requests"], "call")
     assert len(requests) == len(QWEN_REPLIES)
     ran: list[list[Action]] = [[] if p.error else p.actions for p in predictions]
-    for step, (actions, produced) in enumerate(zip(ran, theirs["actions"], strict=True), 1):
-        assert unpaced(actions) == unpaced(reference_actions(produced)), f"step {step}"
+    assert_same_actions(ran, theirs["actions"])
     assert [i for i, actions in enumerate(ran, 1) if not actions] == [1, 3, 4]
     assert [p.error is not None for p in predictions] == [True, False, True, False, False, False]
     assert all(p.attempts == [] for p in predictions)

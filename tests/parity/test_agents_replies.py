@@ -19,6 +19,7 @@ Pauses are compared by place, not length (OSWorld sleeps 2 s on ``WAIT``, our ru
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from tests.parity.pyautogui_calls import Event, events
 from tests.parity.reference import Reference
 
 CORPUS = Path(__file__).parent / "corpus" / "promptagent_replies.txt"
+_SOURCE = re.compile(r"\(commit [0-9a-f]{40}\)|https://github\.com/\S+/issues/\d+")
 SPACES = {"pyautogui": "pyautogui", "computer13": "computer_13"}
 
 
@@ -267,6 +269,11 @@ def our_events(actions: list[Action]) -> list[Event]:
 def test_the_corpus_is_large_and_varied() -> None:
     published = load_published()
     assert all(case.get("source") for case in published), "every published reply names its source"
+    for case in published:  # a repository path at a commit, or an issue's address
+        assert _SOURCE.search(case["source"]), f"{case['name']}: name the commit or the issue's address"
+    assert any("hand-written" not in c["source"] and "by hand" not in c["source"] for c in published), (
+        "the corpus keeps real model replies, not only hand-written fixtures"
+    )
     assert len(CASES) >= 100
     assert len({c["name"] for c in CASES}) == len(CASES), "case names repeat"
 

@@ -27,11 +27,21 @@ from osw_studio.actions import canonical_actions, parse_pyautogui
 from osw_studio.agent.osworld import OSWorldAgent
 from osw_studio.agent.som import tag_screenshot
 from osw_studio.core.actions import Action, Click, Done, DoubleClick, Typing
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
 from osw_studio.settings import Settings
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.parity.episodes import FAKE_TIKTOKEN, NS, SHOWN, STUBS, sampling, screen, site_packages
+from tests.parity.episodes import (
+    FAKE_TIKTOKEN,
+    NS,
+    SHOWN,
+    STUBS,
+    observations,
+    play,
+    run_ours,
+    sampling,
+    screen,
+    settings_for,
+    site_packages,
+)
 from tests.parity.reference import Reference
 from tests.parity.test_agents_osworld import INSTRUCTION, REFERENCE_EPISODE
 
@@ -40,7 +50,7 @@ pytestmark = pytest.mark.timeout(120)
 TOLERANCE = 0.0
 """Largest share of an image's pixels that may differ (measured: none with Pillow 11 against 13)."""
 WINDOW = 2
-SAMPLE = {"temperature": 0.5, "top_p": 0.9, "max_tokens": 1500}
+SAMPLE: dict[str, Any] = {"temperature": 0.5, "top_p": 0.9, "max_tokens": 1500}
 REPLIES = [
     "The Save button is tagged 1.\n```python\npyautogui.click(tag_1)\n```",
     "```python\npyautogui.doubleClick(tag_2)\npyautogui.write('report')\n```",
@@ -77,36 +87,6 @@ def reference_episode(reference: Reference) -> dict[str, Any]:
         + REFERENCE_EPISODE
     )
     return reference.exec(code, modules=("mm_agents.agent", "mm_agents.prompts"))  # type: ignore[no-any-return]
-
-
-async def our_episode(server: FakeOpenAIServer) -> list[list[Action]]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": "gpt-4o", "max_retries": 0},
-            "profiles": {"p": {"preset": "osworld", "observation_type": "som", "action_space": "pyautogui",
-                               "history_window": WINDOW, **SAMPLE}},
-        }
-    )  # fmt: skip
-    agent = OSWorldAgent(settings.resolve_profile("p"), api_key="sk-test")
-    assert agent.prompt_info["faithful"], agent.prompt_info
-    agent.reset()
-    actions: list[list[Action]] = []
-    try:
-        for index, reply in enumerate(REPLIES, 1):
-            server.queue(reply)
-            observation = Observation(
-                screenshot=screen(index), width=1920, height=1080, accessibility_tree=som_tree(index)
-            )
-            prediction = await agent.predict(INSTRUCTION, observation)
-            assert prediction.error is None, prediction.error
-            actions.append(prediction.actions)
-            agent.record(
-                StepRecord(index=index, response=prediction.response, proposed=prediction.actions,
-                           executed=prediction.actions)
-            )  # fmt: skip
-    finally:
-        await agent.aclose()
-    return actions
 
 
 def _image(part: dict[str, Any]) -> Image.Image:
@@ -155,10 +135,13 @@ async def test_set_of_marks_matches_the_reference(
 ) -> None:
     monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
     theirs = reference_episode(reference)
-    with FakeOpenAIServer(models=["gpt-4o"]) as server:
-        ours = await our_episode(server)
-        requests = [r.json for r in server.chat_requests]
+    steps = observations(len(REPLIES), trees=[som_tree(i) for i in range(1, len(REPLIES) + 1)])
+    predictions, requests = await run_ours(
+        OSWorldAgent, "gpt-4o", "osworld", INSTRUCTION, REPLIES, steps,
+        observation_type="som", action_space="pyautogui", history_window=WINDOW, **SAMPLE,
+    )  # fmt: skip
     assert len(requests) == len(theirs["payloads"]) == len(REPLIES)
+    ours = [p.actions for p in predictions]
     worst = 0.0
     for step, (mine, payload) in enumerate(zip(requests, theirs["payloads"], strict=True), 1):
         worst = max(worst, compare_messages(mine["messages"], payload["messages"], step))
@@ -182,23 +165,12 @@ async def test_tags_are_read_in_the_frame_of_a_resized_screenshot() -> None:
     assert marks.boxes[0] == (880, 500, 160, 80)
     with FakeOpenAIServer(models=["gpt-4o"]) as server:
         server.queue("```python\npyautogui.click(tag_1)\n```")
-        settings = Settings.model_validate(
-            {
-                "model_provider": {"base_url": server.base_url, "model": "gpt-4o", "max_retries": 0},
-                "profiles": {"p": {"preset": "osworld", "observation_type": "som",
-                                   "action_space": "pyautogui", "prompts": "own",
-                                   "screenshot_size": "1280x720"}},
-            }
+        settings = settings_for(
+            server, "osworld", observation_type="som", action_space="pyautogui", prompts="own",
+            screenshot_size="1280x720",
         )  # fmt: skip
         agent = OSWorldAgent(settings.resolve_profile("p"), api_key="sk-test")
-        agent.reset()
-        try:
-            observation = Observation(
-                screenshot=screen(1), width=1920, height=1080, accessibility_tree=som_tree(1)
-            )
-            prediction = await agent.predict(INSTRUCTION, observation)
-        finally:
-            await agent.aclose()
+        [prediction] = await play(agent, INSTRUCTION, observations(1, trees=[som_tree(1)]))
         sent = server.chat_requests[0].json["messages"][-1]["content"]
     with _image(sent[1]) as image:
         assert image.size == (1280, 720)

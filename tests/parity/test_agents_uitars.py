@@ -30,11 +30,7 @@ import pytest
 from osw_studio.actions import canonical_actions, parse_pyautogui
 from osw_studio.agent.uitars import UITarsAgent
 from osw_studio.core.actions import Action, Click, Done, Fail, Wait
-from osw_studio.core.observation import Observation
-from osw_studio.core.step import StepRecord
-from osw_studio.settings import Settings
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.parity.episodes import STUBS, first_difference, normalise, sampling, screen, site_packages
+from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen, site_packages
 from tests.parity.reference import Reference
 
 pytestmark = pytest.mark.timeout(120)
@@ -103,33 +99,6 @@ def reference_episode(reference: Reference, model: str, size: tuple[int, int]) -
     return reference.exec(code, modules=("mm_agents.uitars15_v1",))  # type: ignore[no-any-return]
 
 
-async def our_episode(server: FakeOpenAIServer, preset: str, size: tuple[int, int]) -> list[list[Action]]:
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": server.models[0], "max_retries": 0},
-            "profiles": {"p": {"preset": preset}},
-        }
-    )
-    agent = UITarsAgent(settings.resolve_profile("p"), api_key="sk-test")
-    assert agent.prompt_info["faithful"], agent.prompt_info
-    agent.reset()
-    actions: list[list[Action]] = []
-    try:
-        for index, reply in enumerate(REPLIES, 1):
-            server.queue(reply)
-            observation = Observation(screenshot=screen(index, size), width=size[0], height=size[1])
-            prediction = await agent.predict(INSTRUCTION, observation)
-            assert prediction.error is None, prediction.error
-            actions.append(prediction.actions)
-            agent.record(
-                StepRecord(index=index, response=prediction.response, thought=prediction.thought,
-                           proposed=prediction.actions, executed=prediction.actions)
-            )  # fmt: skip
-    finally:
-        await agent.aclose()
-    return actions
-
-
 _DOCSTRING = re.compile(r"'''.*?'''\n", re.DOTALL)
 _PACING = re.compile(r"^time\.sleep\([^)]*\)$", re.MULTILINE)
 
@@ -153,6 +122,13 @@ def unpaced(actions: list[Action]) -> list[Action]:
     return [plain.get(type(a), a) for a in canonical_actions(actions)]
 
 
+def assert_same_actions(ours: list[list[Action]], produced: list[list[str]]) -> None:
+    """Our actions of each step against the reference's output for it, :func:`unpaced`."""
+    assert len(ours) == len(produced)
+    for step, (mine, theirs) in enumerate(zip(ours, produced, strict=True), 1):
+        assert unpaced(mine) == unpaced(reference_actions(theirs)), f"step {step}"
+
+
 CASES = [
     ("uitars-1.5", "ui-tars-1.5-7b", (1920, 1080)),
     ("dart-gui-7b", "dart-gui-7b", (1920, 1080)),
@@ -166,17 +142,12 @@ async def test_requests_and_actions_match_the_reference(
 ) -> None:
     monkeypatch.setenv("OSW_REFERENCE_SITE", str(site_packages(reference)))
     theirs = reference_episode(reference, model, size)
-    with FakeOpenAIServer(models=[model]) as server:
-        ours = await our_episode(server, preset, size)
-        requests = [r.json for r in server.chat_requests]
-    assert len(requests) == len(theirs["requests"]) == len(REPLIES)
-    for step, (mine, sent) in enumerate(zip(requests, theirs["requests"], strict=True), 1):
-        a, b = normalise(mine["messages"]), normalise(sent["messages"])
-        assert a == b, f"step {step}: " + first_difference(a, b)
-        assert sampling(mine) == sampling(sent), f"step {step}"
-    for step, (mine_actions, produced) in enumerate(zip(ours, theirs["actions"], strict=True), 1):
-        expected = reference_actions(produced)
-        assert unpaced(mine_actions) == unpaced(expected), f"step {step}"
+    steps = observations(len(REPLIES), size)
+    predictions, requests = await run_ours(UITarsAgent, model, preset, INSTRUCTION, REPLIES, steps)
+    assert len(requests) == len(REPLIES)
+    assert_same_requests(requests, theirs["requests"])
+    ours = [p.actions for p in predictions]
+    assert_same_actions(ours, theirs["actions"])
     if size == (1920, 1080):
         # The issue's example: (1188, 554) in the smart-resized frame is about (1181, 548) on the screen.
         assert ours[0] == [Click(x=1181, y=548)]

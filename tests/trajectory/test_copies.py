@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
 from osw_studio.trajectory.export import export_runs
 from osw_studio.trajectory.exporters.base import ExportOptions
-from osw_studio.trajectory.exporters.copies import FileCopier
+from osw_studio.trajectory.exporters.copies import FileCopier, place_file
 from tests.fakes.runs import SyntheticRun, write_run
 
 
@@ -62,3 +64,35 @@ def test_a_failed_copy_fails_the_export(runs_dir: Path, tmp_path: Path) -> None:
     blocker.write_text("a file where the images folder goes")
     with pytest.raises(OSError):
         export_runs([runs_dir], "sft-sharegpt", out, ExportOptions(images="copy", copy_workers=2))
+
+
+@pytest.mark.parametrize("sendfile", [True, False])
+def test_place_file_copies_the_bytes_with_or_without_sendfile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sendfile: bool
+) -> None:
+    data = os.urandom(3 << 20) + b"tail"  # more than one read of the fallback
+    (tmp_path / "a.png").write_bytes(data)
+    if not sendfile:
+
+        def unsupported(*args: object) -> int:
+            raise OSError(errno.EINVAL, "not between these files")
+
+        monkeypatch.setattr(os, "sendfile", unsupported)
+    place_file(tmp_path / "a.png", tmp_path / "b.png")
+    assert (tmp_path / "b.png").read_bytes() == data
+    assert (tmp_path / "b.png").stat().st_mode & 0o777 == 0o644 & ~_umask()
+    (tmp_path / "c.png").write_bytes(b"other")
+    place_file(tmp_path / "c.png", tmp_path / "b.png")  # an existing file is kept
+    assert (tmp_path / "b.png").read_bytes() == data
+
+
+def test_place_file_from_a_missing_file_leaves_nothing(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        place_file(tmp_path / "missing.png", tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

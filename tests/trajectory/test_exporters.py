@@ -89,6 +89,62 @@ def test_osworld_rerun_of_a_task_replaces_the_earlier_one(tmp_path: Path) -> Non
     assert len(lines(result.parent / "traj.jsonl")) == 4  # click, type + save, done
 
 
+def test_osworld_reruns_are_counted_and_only_the_latest_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs a later rerun replaces are counted as before, and none of their files is made."""
+    from osw_studio.trajectory.exporters import copies
+
+    runs = [tmp_path / f"runs{i}" for i in range(3)]  # in this order (ids made in one second may not sort)
+    write_run(runs[0], SyntheticRun("same", score=0.0, steps=6, started_at=1))
+    write_run(runs[1], SyntheticRun("same", score=0.0, steps=5, started_at=2))
+    write_run(runs[2], SyntheticRun("same", score=1.0, steps=3, started_at=3))
+    made: list[str] = []
+    place = copies.place_file
+
+    def recorded(src: Path, dest: str | Path) -> None:
+        made.append(str(dest))
+        place(src, dest)
+
+    monkeypatch.setattr(copies, "place_file", recorded)
+    summary = export_runs(runs, "osworld", tmp_path / "out")
+    folder = tmp_path / "out" / "pyautogui" / "screenshot" / "test-model" / "os" / "same"
+    assert float((folder / "result.txt").read_text()) == 1.0
+    shots = sorted(str(p) for p in folder.glob("*.png"))
+    assert len(shots) == 3 and sorted(made) == shots  # the latest run's screenshots, and no other copy
+    assert len(lines(folder / "traj.jsonl")) == 4  # click, type + save, done
+    assert summary.runs_exported == 3
+    # Lines and steps of all three, as when each was written in turn.
+    alone = [export_runs([r], "osworld", tmp_path / f"alone{i}") for i, r in enumerate(runs)]
+    assert summary.samples == sum(a.samples for a in alone) > 3 * 4
+    agent = sum(_card_count(tmp_path / f"alone{i}", "agent") for i in range(3))
+    assert _card_count(tmp_path / "out", "agent") == agent == 6 + 5 + 3
+
+
+def _card_count(out: Path, source: str) -> int:
+    row = next(r for r in (out / "README.md").read_text().splitlines() if r.startswith(f"| {source} |"))
+    return int(row.split("|")[2])
+
+
+def test_osworld_rerun_found_damaged_leaves_the_run_before_it(tmp_path: Path) -> None:
+    write_run(tmp_path / "runs0", SyntheticRun("same", score=0.0, steps=5, started_at=1))
+    latest = write_run(tmp_path / "runs1", SyntheticRun("same", score=1.0, steps=3, started_at=2))
+    steps = (latest / "steps.jsonl").read_text().splitlines()
+    (latest / "steps.jsonl").write_text("\n".join(["{not json", *steps[1:]]) + "\n")
+    summary = export_runs([tmp_path / "runs0", tmp_path / "runs1"], "osworld", tmp_path / "out")
+    folder = tmp_path / "out" / "pyautogui" / "screenshot" / "test-model" / "os" / "same"
+    assert len(summary.damaged) == 1 and summary.runs_exported == 1
+    assert float((folder / "result.txt").read_text()) == 0.0
+    assert len(lines(folder / "traj.jsonl")) == summary.samples
+    export_runs([tmp_path / "runs0"], "osworld", tmp_path / "alone")
+    alone = tmp_path / "alone" / folder.relative_to(tmp_path / "out")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == {
+        p.name: p.read_bytes() for p in alone.iterdir()
+    }
+    assert len(list(folder.glob("*.png"))) == 5
+    assert _card_count(tmp_path / "out", "agent") == 5
+
+
 def _steps_with_actions() -> int:
     return sum(run.steps for run in RUNS)
 

@@ -168,6 +168,8 @@ class ExportRun:
         corrections: Reviewers' corrections by step index, exported as edits.
         requests: Keep each step's recorded model request; formats that do not write requests leave
             them out, which spares scrubbing them.
+        read_steps: Read the steps (False: only ``run.json`` and ``result.json``, for a look at what
+            the run is; it then has no steps).
 
     Raises:
         StoreError: If ``run.json``, ``result.json`` or a step line other than a torn last one is damaged.
@@ -181,6 +183,7 @@ class ExportRun:
         keep: frozenset[int] | None = None,
         corrections: dict[int, list[Action]] | None = None,
         requests: bool = True,
+        read_steps: bool = True,
     ) -> None:
         self.store = store
         self._scrubber = scrubber
@@ -197,7 +200,9 @@ class ExportRun:
             return scrubber.step_data(data)
 
         self._steps = [
-            self._corrected(step) for step in store.iter_steps(prepare) if keep is None or step.index in keep
+            self._corrected(step)
+            for step in (store.iter_steps(prepare) if read_steps else ())
+            if keep is None or step.index in keep
         ]
         self._screens: dict[str, Path | None] | None = None
 
@@ -364,6 +369,8 @@ class Exporter(ABC):
     """How images are written when the options do not say."""
     reads_requests: ClassVar[bool] = True
     """Whether the format writes steps' recorded requests (runs are read without them when not)."""
+    replaces_runs: ClassVar[bool] = False
+    """Whether a later run's output can replace an earlier one's (:meth:`slot` says which replaces which)."""
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         from osw_studio.trajectory.exporters.card import CardStats
@@ -383,6 +390,20 @@ class Exporter(ABC):
     @abstractmethod
     def add_run(self, run: ExportRun) -> int:
         """Export one run; return how many samples (lines, rows, files) it produced."""
+
+    def slot(self, run: ExportRun) -> object:
+        """What a run's output takes that a later run's replaces (formats with :attr:`replaces_runs`).
+
+        ``run`` may have been read without its steps.
+        """
+        raise NotImplementedError
+
+    def count_run(self, run: ExportRun) -> int:
+        """Count a run a later one will replace as :meth:`add_run` counts it, and write none of its files.
+
+        What the run shares with others (a format's index files) is written as :meth:`add_run` would.
+        """
+        raise NotImplementedError
 
     def close(self) -> None:  # noqa: B027  # most formats have nothing to finish
         """Finish the export (flush open files, write indexes)."""

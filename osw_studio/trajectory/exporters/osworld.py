@@ -12,7 +12,8 @@ response, reward, done, info, screenshot_file``) and its screenshot is the scree
 next step's screen, or the final screen); ``action`` is pyautogui code in screen pixels, or a
 ``computer_13`` object when the run spoke that. ``result.txt`` holds the score and is written only for
 scored runs, so interrupted runs are not counted, as OSWorld does not count them. When several runs share
-a task, the latest (by run id) wins, as a rerun does in OSWorld.
+a task, the latest (by run id) wins, as a rerun does in OSWorld: an export that is given them all
+(:func:`~osw_studio.trajectory.export.export_runs`) writes the latest only, and counts the others.
 """
 
 from __future__ import annotations
@@ -80,13 +81,14 @@ class OsworldExporter(Exporter):
 
     name = "osworld"
     reads_requests = False
+    replaces_runs = True
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
         self._args_written: set[Path] = set()
         self.replaced = 0
 
-    def _base(self, run: ExportRun) -> tuple[Path, str]:
+    def _names(self, run: ExportRun) -> tuple[str, str]:
         settings = run.meta.settings
         action_space = osworld_action_space(
             run.meta.action_space or _setting(settings, "evaluation", "action_space") or "pyautogui"
@@ -94,6 +96,17 @@ class OsworldExporter(Exporter):
         observation = (
             run.meta.observation_type or _setting(settings, "agent", "observation_type") or "screenshot"
         )
+        return action_space, observation
+
+    def slot(self, run: ExportRun) -> object:
+        """The run's task folder (a later run of the task replaces it)."""
+        action_space, observation = self._names(run)
+        base = self.out / _segment(action_space) / _segment(observation) / _segment(run.model)
+        return base / _segment(run.domain) / _segment(run.task_id)
+
+    def _base(self, run: ExportRun) -> tuple[Path, str]:
+        action_space, observation = self._names(run)
+        settings = run.meta.settings
         base = self.out / _segment(action_space) / _segment(observation) / _segment(run.model)
         if base not in self._args_written:
             base.mkdir(parents=True, exist_ok=True)
@@ -120,25 +133,34 @@ class OsworldExporter(Exporter):
             shutil.rmtree(folder)
             self.replaced += 1
         folder.mkdir(parents=True)
-        lines = 0
         with open(folder / "traj.jsonl", "w", encoding="utf-8") as traj:
-            previous: StepRecord | None = None
-            for step in run.steps(requests=False):
-                if previous is not None:
-                    after = run.screenshot_path(step)
-                    lines += self._write_step(traj, folder, run, action_space, previous, after)
-                previous = step
-            if previous is not None:
-                after = run.final_screen_path()
-                lines += self._write_step(traj, folder, run, action_space, previous, after)
+            lines = self._steps(run, action_space, traj, folder)
         if run.score is not None:
             (folder / "result.txt").write_text(f"{run.score}\n", encoding="utf-8")
         return lines
 
+    def count_run(self, run: ExportRun) -> int:
+        """Count the run's steps and lines as :meth:`add_run` does, writing only ``args.json`` if first."""
+        _base, action_space = self._base(run)
+        return self._steps(run, action_space, None, None)
+
+    def _steps(self, run: ExportRun, action_space: str, traj: IO[str] | None, folder: Path | None) -> int:
+        lines = 0
+        previous: StepRecord | None = None
+        for step in run.steps(requests=False):
+            if previous is not None:
+                after = run.screenshot_path(step) if folder is not None else None
+                lines += self._write_step(traj, folder, run, action_space, previous, after)
+            previous = step
+        if previous is not None:
+            after = run.final_screen_path() if folder is not None else None
+            lines += self._write_step(traj, folder, run, action_space, previous, after)
+        return lines
+
     def _write_step(
         self,
-        traj: IO[str],
-        folder: Path,
+        traj: IO[str] | None,
+        folder: Path | None,
         run: ExportRun,
         action_space: str,
         step: StepRecord,
@@ -148,6 +170,8 @@ class OsworldExporter(Exporter):
         if not actions:
             return 0
         self.count_step(step)
+        if traj is None or folder is None:  # counted only
+            return len(actions)
         stamp = _stamp(step.finished_at or step.started_at)
         shot = None
         if after is not None:

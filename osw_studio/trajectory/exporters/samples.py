@@ -231,7 +231,7 @@ class SampleBuilder:
         last_user = users[-1]
         content = last_user.get("content")
         if not isinstance(content, list) or not any(
-            isinstance(p, Mapping) and p.get("type") == IMAGE_REF for p in content
+            (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == IMAGE_REF for p in content
         ):
             return None
         turn = {
@@ -249,7 +249,11 @@ class SampleBuilder:
                 continue
             kept = []
             for part in parts:
-                if extra > 0 and isinstance(part, Mapping) and part.get("type") == IMAGE_REF:
+                if (
+                    extra > 0
+                    and (type(part) is dict or isinstance(part, Mapping))
+                    and part.get("type") == IMAGE_REF
+                ):
                     extra -= 1
                     continue
                 kept.append(part)

@@ -190,20 +190,30 @@ class SampleExporter(JsonlExporter):
 
 
 class _Resolved:
-    """A prompt message, the same with its images resolved, and that one's JSON (made when needed)."""
+    """A prompt message, the same with its images resolved, and that one's JSON and ShareGPT turn.
 
-    __slots__ = ("_json", "message", "source")
+    The JSON and the turn are made when first needed.
+    """
+
+    __slots__ = ("_json", "_turn", "message", "source")
 
     def __init__(self, source: dict[str, Any], message: dict[str, Any]) -> None:
         self.source = source
         self.message = message
         self._json: str | None = None
+        self._turn: _Turn | None = None
 
     def json(self) -> str:
         """The resolved message as :func:`json.dumps` writes it in a line."""
         if self._json is None:
             self._json = json.dumps(self.message, ensure_ascii=False)
         return self._json
+
+    def turn(self) -> _Turn:
+        """The resolved message as a ShareGPT turn: its role, text with ``<image>`` tokens and images."""
+        if self._turn is None:
+            self._turn = _turn(self.message)
+        return self._turn
 
 
 class _SftExporter(SampleExporter):
@@ -311,6 +321,16 @@ class ShareGptExporter(_SftExporter):
         """``{"system", "conversations", "images"}``."""
         return to_sharegpt(messages)
 
+    def write_sample(self, run: ExportRun, sample: Sample, head: dict[str, Any]) -> None:
+        """Write ``head`` and the ShareGPT record; each prompt message is converted once per run."""
+        if self.rescaler is not None:
+            super().write_sample(run, sample, head)
+            return
+        assert sample.target is not None
+        target = openai_messages([{"role": "assistant", "content": sample.target}], str)[0]
+        turns = [self.resolved(run, m).turn() for m in sample.prompt]
+        self.write({**head, **_sharegpt([*turns, _turn(target)])})
+
     def card_details(self) -> list[str]:
         """How LLaMA-Factory reads the export, and the ``image_max_pixels`` it needs."""
         sizes = [w * h for (w, h, _mime) in self.card.images if isinstance(w, int) and isinstance(h, int)]
@@ -355,7 +375,7 @@ def _text_with_images(content: Any) -> tuple[str, list[str]]:
     text: list[str] = []
     images: list[str] = []
     for part in content or []:
-        if not isinstance(part, Mapping):
+        if not (type(part) is dict or isinstance(part, Mapping)):
             continue
         if part.get("type") == "image_url":
             images.append(str((part.get("image_url") or {}).get("url")))
@@ -379,17 +399,28 @@ def to_sharegpt(messages: list[dict[str, Any]]) -> dict[str, Any]:
     ...              {"role": "assistant", "content": "ok"}])
     {'system': 's', 'conversations': [{'from': 'human', 'value': 'hi\n<image>'}, {'from': 'gpt', 'value': 'ok'}], 'images': ['a.png']}
     """  # noqa: E501
+    return _sharegpt([_turn(message) for message in messages])
+
+
+_Turn = tuple[str, str, list[str]]
+"""A message as ShareGPT takes it: its role (``system``, ``human`` or ``gpt``), text and images."""
+
+
+def _turn(message: Mapping[str, Any]) -> _Turn:
+    text, images = _text_with_images(message.get("content"))
+    role = message.get("role")
+    return ("system" if role == "system" else _SHAREGPT_ROLES.get(str(role), "human"), text, images)
+
+
+def _sharegpt(turns: list[_Turn]) -> dict[str, Any]:
     system: list[str] = []
     conversations: list[dict[str, str]] = []
     images: list[str] = []
-    for message in messages:
-        text, found = _text_with_images(message.get("content"))
-        role = message.get("role")
-        if role == "system":
+    for tag, text, found in turns:
+        if tag == "system":
             system.append(text)
             continue
         images += found
-        tag = _SHAREGPT_ROLES.get(str(role), "human")
         if conversations and conversations[-1]["from"] == tag:
             conversations[-1]["value"] += "\n" + text
         else:
