@@ -1,4 +1,4 @@
-"""Image copies made on worker threads give the export that copies made in line give."""
+"""Image copies made in worker processes give the export that copies made in line give."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def every_file(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("fmt", ["osworld", "sft-messages", "sft-sharegpt", "agentnet", "rollouts"])
-def test_copies_on_worker_threads_give_the_same_export(runs_dir: Path, tmp_path: Path, fmt: str) -> None:
+def test_copies_in_worker_processes_give_the_same_export(runs_dir: Path, tmp_path: Path, fmt: str) -> None:
     # A rerun of a task with fewer steps: OSWorld's layout replaces the earlier run's folder, and none
     # of the earlier run's screenshots may land in it afterwards (a long run leaves copies on their way).
     reruns = tmp_path / "reruns"
@@ -96,3 +96,37 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_worker_copies_paths_of_any_bytes_and_many_at_once(tmp_path: Path) -> None:
+    """Paths go to a worker as NUL-ended bytes: newlines, spaces and non-UTF-8 names arrive whole."""
+    src = tmp_path / "source"
+    src.mkdir()
+    names = ["plain.png", "with space.png", "new\nline.png", os.fsdecode(b"latin-\xe9.png")]
+    for name in names:
+        (src / name).write_bytes(name.encode("utf-8", "surrogateescape") * 1000)
+    out = tmp_path / "out"
+    out.mkdir()
+    with FileCopier(workers=2) as copier:
+        for i in range(3000):  # more than a pipe holds: the writes block until the workers catch up
+            name = names[i % len(names)]
+            copier.copy(src / name, out / f"{i}-{name}")
+        copier.wait()
+    made = sorted(out.iterdir())
+    assert len(made) == 3000
+    for path in made:
+        assert path.read_bytes() == (src / path.name.split("-", 1)[1]).read_bytes()
+
+
+def test_a_worker_that_dies_fails_the_export_with_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(b"a")
+    with FileCopier(workers=1) as copier:
+        copier.copy(tmp_path / "a.png", tmp_path / "b.png")
+        copier.wait()
+        for proc in copier._procs:
+            proc.kill()
+            proc.wait()
+        with pytest.raises(OSError, match="copying process ended early"):
+            for i in range(10_000):  # the pipe's buffer takes the first writes
+                copier.copy(tmp_path / "a.png", tmp_path / f"c{i}.png")
+            copier.wait()

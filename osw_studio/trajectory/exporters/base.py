@@ -25,8 +25,8 @@ from osw_studio.trajectory.layout import FINAL_SCREEN, SCREENS, RunMeta, image_s
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore
 
-COPY_WORKERS = 2
-"""Threads copying image files during an export started from the command line or the app."""
+COPY_WORKERS = 1
+"""Processes copying image files during an export started from the command line or the app."""
 
 StepKind = Literal["agent", "human", "edited"]
 STEP_KINDS: tuple[StepKind, ...] = ("agent", "human", "edited")
@@ -133,7 +133,7 @@ class ExportOptions:
         apply_corrections: A step a reviewer labelled wrong with a correction is exported as a person's
             edit (the correction the target, the model's reply kept as the rejected side of preference
             pairs); the run store itself never changes.
-        copy_workers: Threads that copy image files while the export goes on; the export waits for
+        copy_workers: Processes that copy image files while the export goes on; the export waits for
             them at its end (:func:`~osw_studio.trajectory.export.export_runs` does). 0 makes each copy
             before its reference is written, for callers that add runs one by one and read the files
             at once (the batch runner's OSWorld layout).
@@ -381,7 +381,7 @@ class Exporter(ABC):
         self.card = CardStats()
         """What the dataset card reports; exporters count what they write."""
         self.copier = FileCopier(options.copy_workers)
-        """Copies image files into the export (on worker threads with ``options.copy_workers``)."""
+        """Copies image files into the export (in worker processes with ``options.copy_workers``)."""
         try:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

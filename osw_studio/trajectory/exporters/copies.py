@@ -1,7 +1,11 @@
-"""Copying image files into an export, in line or on worker threads while the export goes on.
+"""Copying image files into an export, in line or in worker processes while the export goes on.
 
 Copying a screenshot is mostly the kernel's work (creating the file costs more than its bytes on a busy
-file system), so worker threads can make the copies while the exporter reads and writes the next steps.
+file system), so a worker process can make the copies on another core while the exporter reads and writes
+the next steps. A process, not a thread: each copy is five system calls, and a thread would take the
+interpreter's lock back from the exporter after each one (measured: threads made the export slower than
+copies in line). This module is also the worker's whole program (run as a script, standard library only):
+it reads pairs of NUL-ended paths on its input and answers each empty pair with the first error or ``ok``.
 :class:`FileCopier` keeps the outcome what copies made in line give: copies to one destination are made by
 one worker in the order asked (the first wins, as in line), and :meth:`FileCopier.wait` returns once every
 copy asked for is made, raising the first error.
@@ -21,14 +25,14 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
-import queue
-import threading
+import subprocess
+import sys
 from pathlib import Path
 from types import TracebackType
-
-_Job = tuple[Path, "str | Path"] | None
 
 
 def place_file(src: Path, dest: str | Path) -> None:
@@ -84,55 +88,66 @@ _NO_SENDFILE = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EN
 
 
 class FileCopier:
-    """Makes :func:`place_file` copies, on ``workers`` threads (0: each one when asked).
+    """Makes :func:`place_file` copies, in ``workers`` processes (0: each one when asked, in line).
+
+    Where no worker can be started (a frozen application has no interpreter to run this file with),
+    copies are made in line.
 
     Args:
-        workers: Worker threads; 0 copies in line.
-        backlog: Copies each worker may have waiting before :meth:`copy` blocks (bounds memory).
+        workers: Worker processes; 0 copies in line.
     """
 
-    def __init__(self, workers: int = 0, backlog: int = 64) -> None:
-        self._queues: list[queue.Queue[_Job]] = [queue.Queue(maxsize=backlog) for _ in range(workers)]
-        self._threads: list[threading.Thread] = []
-        self._error: BaseException | None = None  # the first copy that failed
-        self._dropping = False
+    def __init__(self, workers: int = 0) -> None:
+        self._workers = workers if workers > 0 and _CAN_SPAWN else 0
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._error: OSError | None = None  # the first copy that failed
 
     def copy(self, src: Path, dest: str | Path) -> None:
-        """Copy ``src`` to ``dest`` (whose folder exists), now or on a worker.
+        """Copy ``src`` to ``dest`` (whose folder exists), now or in a worker.
 
         Raises:
-            OSError: A copy failed (this one in line, or an earlier one on a worker).
+            OSError: A copy failed (this one in line, or an earlier one in a worker that
+                :meth:`wait` reported), or a worker is gone.
         """
-        if not self._queues:
+        if not self._workers:
             place_file(src, dest)
             return
         self._raise()
-        if not self._threads:
-            for q in self._queues:
-                thread = threading.Thread(target=self._work, args=(q,), name="export-copies", daemon=True)
-                thread.start()
-                self._threads.append(thread)
-        self._queues[hash(os.fspath(dest)) % len(self._queues)].put((src, dest))
+        if not self._procs:
+            self._procs = [self._start() for _ in range(self._workers)]
+        proc = self._procs[hash(os.fspath(dest)) % len(self._procs)]
+        try:
+            proc.stdin.write(os.fsencode(src) + b"\0" + os.fsencode(dest) + b"\0")  # type: ignore[union-attr]
+        except OSError as exc:  # the worker is gone (a broken pipe)
+            raise OSError(exc.errno, f"the export's copying process ended early: {exc.strerror}") from exc
 
     def wait(self) -> None:
         """Return once every copy asked for is made.
 
         Raises:
-            OSError: The first copy that failed.
+            OSError: The first copy that failed, or a worker that ended early.
         """
-        for q in self._queues:
-            q.join()
+        for proc in self._procs:
+            try:
+                proc.stdin.write(b"\0\0")  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+                line = proc.stdout.readline()  # type: ignore[union-attr]
+            except OSError:
+                line = b""
+            if self._error is None:
+                self._error = _answer(line)
         self._raise()
 
     def close(self) -> None:
         """Stop the workers; copies not made yet are dropped (call :meth:`wait` first to keep them)."""
-        self._dropping = True
-        for q in self._queues[: len(self._threads)]:
-            q.put(None)
-        for thread in self._threads:
-            thread.join()
-        self._threads = []
-        self._dropping = False
+        procs, self._procs = self._procs, []
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):  # what was still buffered for a gone worker
+                        pipe.close()
 
     def __enter__(self) -> FileCopier:
         return self
@@ -146,16 +161,58 @@ class FileCopier:
         if self._error is not None:
             raise self._error
 
-    def _work(self, jobs: queue.Queue[_Job]) -> None:
-        while True:
-            job = jobs.get()
-            try:
-                if job is None:
-                    return
-                if self._error is None and not self._dropping:
-                    place_file(job[0], job[1])
-            except BaseException as exc:  # kept for wait(): the worker must go on emptying its queue
-                if self._error is None:
-                    self._error = exc
-            finally:
-                jobs.task_done()
+    @staticmethod
+    def _start() -> subprocess.Popen[bytes]:
+        # -I: this file alone, no user site or environment paths; the paths go through a pipe, no shell.
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=1 << 16,
+            close_fds=True,
+        )
+
+
+_CAN_SPAWN = not getattr(sys, "frozen", False) and __file__.endswith(".py") and Path(__file__).is_file()
+"""Whether this file can be run as a worker (not in a frozen application)."""
+
+
+def _answer(line: bytes) -> OSError | None:
+    """What a worker's answer line says: None for ``ok``, else the first failed copy's error."""
+    if line == b"ok\n":
+        return None
+    if not line:
+        return OSError(errno.EPIPE, "the export's copying process ended early")
+    try:
+        code, message, filename = json.loads(line)
+    except ValueError:
+        return OSError(errno.EIO, "the export's copying process gave an answer it should not")
+    return OSError(code, message, filename) if isinstance(code, int) else OSError(errno.EIO, str(message))
+
+
+def _serve() -> None:
+    """The worker: copy each pair of paths read; answer each empty pair with the first error or ``ok``."""
+    read = sys.stdin.buffer.raw.read  # type: ignore[union-attr]  # what the pipe has, at once
+    out = sys.stdout.buffer
+    error: bytes | None = None
+    held = b""
+    while chunk := read(1 << 16):
+        fields = (held + chunk).split(b"\0")
+        held = fields.pop()  # what follows the last NUL: the start of a path
+        if len(fields) % 2:  # a pair's first path whole, its second not yet
+            held = fields.pop() + b"\0" + held
+        for src, dest in zip(fields[::2], fields[1::2], strict=True):
+            if not src:
+                out.write(error or b"ok\n")
+                out.flush()
+            elif error is None:
+                try:
+                    place_file(Path(os.fsdecode(src)), os.fsdecode(dest))
+                except OSError as exc:
+                    error = json.dumps([exc.errno, exc.strerror, exc.filename]).encode() + b"\n"
+                except Exception as exc:  # reported, not raised: the export fails on it
+                    error = json.dumps([None, f"{type(exc).__name__}: {exc}", None]).encode() + b"\n"
+
+
+if __name__ == "__main__":
+    _serve()
