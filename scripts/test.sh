@@ -5,8 +5,10 @@
 #   - the Qt window tests, one file per process (a PySide6 process that has created and destroyed many
 #     windows can crash, a segfault in Qt's event loop, though every file passes on its own), then every
 #     bundled task through F5 in one window (the `qt_many_windows` sweep); printed when the lane ends.
-# The Ray test runs alone once both lanes are done: it runs in a PID namespace of its own, where the
-# owners of other X servers' lock files do not exist, so its desktops would take their display numbers.
+# A few tests run alone once both lanes are done: the Ray test runs in a PID namespace of its own, where
+# the owners of other X servers' lock files do not exist, so its desktops would take their display
+# numbers; the bundle's PyInstaller build and the kill -9 test's timed kills are slowed past their limits
+# by a second lane (the bundle's build then took over its 300 s; most kills landed before any step).
 # Arguments go to every pytest run. The exit status is the first failing run's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,9 +35,15 @@ trap 'rm -f "$ui_log"' EXIT
 ui_lane "$@" >"$ui_log" 2>&1 &
 ui_pid=$!
 
-alone=tests/batch/test_ray.py::test_the_ray_tests_pass_in_a_private_network_namespace
+alone=(
+  tests/batch/test_ray.py::test_the_ray_tests_pass_in_a_private_network_namespace
+  tests/packaging/test_bundle.py
+  tests/reliability/test_crash_safety.py::test_kill_9_at_random_points_then_every_store_reads_back_and_the_batch_resumes
+)
+deselect=()
+for test in "${alone[@]}"; do deselect+=(--deselect "$test"); done
 status=0
-"$bin/pytest" --ignore=tests/ui --deselect "$alone" "$@" || status=$?
+"$bin/pytest" --ignore=tests/ui "${deselect[@]}" "$@" || status=$?
 
 ui_status=0
 wait "$ui_pid" || ui_status=$?
@@ -43,7 +51,7 @@ echo "=== the Qt window tests (tests/ui), run beside the others ==="
 cat "$ui_log"
 [ "$status" -ne 0 ] || status=$ui_status
 alone_status=0
-"$bin/pytest" "$alone" "$@" || {
+"$bin/pytest" "${alone[@]}" "$@" || {
   code=$?
   [ "$code" -eq 5 ] && [ $# -gt 0 ] || alone_status=$code
 }
