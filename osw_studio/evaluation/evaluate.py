@@ -47,8 +47,10 @@ StepRunner = Callable[[Sequence[SetupStep]], Awaitable[None]]
 class MetricScorer(Protocol):
     """Scores a metric by name instead of our registry (``--evaluator osworld``)."""
 
-    async def score(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
-        """The score of ``metric(*args, **options)``."""
+    async def score(
+        self, metric: str, args: list[Any], options: dict[str, Any], *, files: Path | None = None
+    ) -> float:
+        """The score of ``metric(*args, **options)``; ``files`` is the folder the fetched files are in."""
         ...
 
 
@@ -225,7 +227,7 @@ async def _score_one(
 
     if metrics is not None:
         args = [result, expected] if expected is not None else [result]
-        score = await metrics.score(name, args, options)
+        score = await metrics.score(name, args, options, files=ctx.cache_dir)
         return _scored(outcome, name, index, score, f"OSWorld's {name} scored {score:g}")
     func = METRICS.get(name)
     try:

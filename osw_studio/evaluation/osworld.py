@@ -16,14 +16,12 @@ import asyncio
 import atexit
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, get_args
 
 from osw_studio.core.errors import EvaluationError
+from osw_studio.evaluation.confine import Confined, scored_files
 from osw_studio.settings.model import EvaluatorKind
 
 EVALUATORS: tuple[str, ...] = get_args(EvaluatorKind)
@@ -57,82 +55,50 @@ class OSWorldMetrics:
                 "the evaluation.reference_python setting at the environment's python",
             )
         self.python = python
-        self._proc: subprocess.Popen[str] | None = None
-        self._scratch: str | None = None
         self._lock = threading.Lock()
 
-    def _start(self) -> subprocess.Popen[str]:
-        if self._proc is None or self._proc.poll() is not None:
-            # Some of OSWorld's metrics write scratch files (``temp.pdf``) into the working directory:
-            # give the worker a private one, never the user's.
-            if self._scratch is None:
-                self._scratch = tempfile.mkdtemp(prefix="osw-osworld-metrics-")
-            self._proc = subprocess.Popen(
-                [str(self.python), str(WORKER)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                bufsize=1,
-                cwd=self._scratch,
-                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-            )
-        return self._proc
+    def score_sync(
+        self, metric: str, args: list[Any], options: dict[str, Any], *, files: Path | None = None
+    ) -> float:
+        """OSWorld's score of ``metric(*args, **options)``, computed by a confined worker.
 
-    def score_sync(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
-        """OSWorld's score of ``metric(*args, **options)``.
+        Each request gets a fresh worker inside bubblewrap (:mod:`osw_studio.evaluation.confine`): no
+        network, no host socket, a throwaway HOME, bounded time, memory and output, and a read-only
+        view of the reference's code and of the files the request names inside ``files`` (the task's
+        cache folder).
 
         Raises:
-            EvaluationError: OSWorld's function raised (no score is invented), or the worker died.
+            EvaluationError: OSWorld's function raised (no score is invented), the worker died, took
+                too long or printed too much, or bubblewrap is missing.
         """
-        request = json.dumps({"metric": metric, "args": args, "options": options}, default=str)
+        request = {"metric": metric, "args": args, "options": options}
+        readable = scored_files(request, files)
         with self._lock:
-            proc = self._start()
-            assert proc.stdin is not None and proc.stdout is not None
-            try:
-                proc.stdin.write(request + "\n")
-                proc.stdin.flush()
-                line = proc.stdout.readline()
-            except OSError:
-                line = ""
-            if not line:
-                code = proc.wait()
-                self._proc = None
-                raise EvaluationError(
-                    f"the OSWorld evaluator stopped (exit {code}) while scoring {metric!r}",
-                    where=str(self.python),
-                    hint="check the side environment (scripts/setup-reference.sh)",
-                )
-        answer = json.loads(line)
-        if not answer["ok"]:
+            line = Confined(self.python, WORKER).ask(request, readable)
+        try:
+            answer = json.loads(line)
+            ok, value = bool(answer["ok"]), answer.get("score")
+            score = float(value) if ok else 0.0
+        except (ValueError, KeyError, TypeError) as exc:
             raise EvaluationError(
-                f"OSWorld's metric {metric!r} raised: {str(answer['error'])[:300]}",
+                f"the OSWorld evaluator gave an answer that is not a score while scoring {metric!r}",
+                where=str(self.python),
+            ) from exc
+        if not ok:
+            raise EvaluationError(
+                f"OSWorld's metric {metric!r} raised: {str(answer.get('error'))[:300]}",
                 hint="OSWorld gives no score here either; `--evaluator osw-studio` explains the case",
             )
-        return float(answer["score"])
+        return score
 
-    async def score(self, metric: str, args: list[Any], options: dict[str, Any]) -> float:
+    async def score(
+        self, metric: str, args: list[Any], options: dict[str, Any], *, files: Path | None = None
+    ) -> float:
         """:meth:`score_sync` off the event loop."""
-        return await asyncio.to_thread(self.score_sync, metric, args, options)
+        return await asyncio.to_thread(self.score_sync, metric, args, options, files=files)
 
     def close(self) -> None:
-        """Stop the worker (it is started again on the next score)."""
-        with self._lock:
-            proc, self._proc = self._proc, None
-            scratch, self._scratch = self._scratch, None
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-        if proc is None:
-            return
-        if proc.stdin:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        """Nothing to stop: each score has its own worker, gone when it answered."""
 
 
 _SHARED: dict[Path, OSWorldMetrics] = {}
