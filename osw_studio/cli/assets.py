@@ -78,7 +78,7 @@ def _store(args: argparse.Namespace) -> Any:
 
     store = asset_store(load_settings(args.config))
     mirror = getattr(args, "mirror", None) or store.mirror
-    return AssetStore(Path(args.cache) if args.cache else store.root, mirror)
+    return AssetStore(Path(args.cache) if args.cache else store.root, mirror, store.policy)
 
 
 def _refs(args: argparse.Namespace) -> list[Any]:

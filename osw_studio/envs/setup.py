@@ -31,7 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,8 @@ from osw_studio.core.task import (
 )
 from osw_studio.envs.guest_client import CommandResult, GuestClient
 from osw_studio.settings.model import Settings
-from osw_studio.tasks.assets import AssetStore, default_root
+from osw_studio.tasks.assets import AssetStore, default_root, read_regular
+from osw_studio.tasks.hostfetch import FetchPolicy, open_public, read_capped
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ class SetupOptions:
     download_retry_delay: float = 1.0
     until_timeout: float = 120.0
     devtools_wait: float = 30.0
+    fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)
+    """Where the host may fetch task files from, and how large (:mod:`osw_studio.tasks.hostfetch`)."""
 
 
 # --- pure helpers ------------------------------------------------------------------------------------
@@ -206,16 +209,26 @@ def local_source(url: str, task_dir: Path | None, *, where: str = "url") -> Path
     return task_source(url, task_dir, where=where)
 
 
+def fetch_policy(settings: Settings) -> FetchPolicy:
+    """Where the host may fetch task files from (``assets.allowed_hosts``), how much (``max_download_mb``)."""
+    assets = settings.assets
+    return FetchPolicy.of(assets.allowed_hosts, assets.max_download_mb << 20)
+
+
 def asset_store(settings: Settings) -> AssetStore:
-    """The asset cache the settings name (``assets.cache_dir`` and ``assets.mirror``)."""
+    """The asset cache the settings name (``assets.cache_dir``, ``assets.mirror`` and the fetch policy)."""
     folder = settings.assets.cache_dir
-    return AssetStore(Path(folder).expanduser() if folder else default_root(), settings.assets.mirror)
+    root = Path(folder).expanduser() if folder else default_root()
+    return AssetStore(root, settings.assets.mirror, fetch_policy(settings))
 
 
 def setup_options(settings: Settings, task_dir: Path | None = None) -> SetupOptions:
     """Setup options for a run under ``settings``: its asset cache, and where the task file lives."""
     return SetupOptions(
-        assets=asset_store(settings), fetch_missing=settings.assets.fetch_missing, task_dir=task_dir
+        assets=asset_store(settings),
+        fetch_missing=settings.assets.fetch_missing,
+        task_dir=task_dir,
+        fetch_policy=fetch_policy(settings),
     )
 
 
@@ -227,7 +240,7 @@ async def read_asset(store: AssetStore, url: str, options: SetupOptions) -> byte
         OswError: Fetching it failed.
     """
     if store.get(url) is None and options.fetch_missing:
-        async with httpx.AsyncClient(follow_redirects=True, timeout=options.download_timeout) as http:
+        async with httpx.AsyncClient(timeout=options.download_timeout) as http:  # the store follows redirects
             await store.fetch(url, http)
     suite = str(options.task_dir) if options.task_dir else "SUITE"
     return await asyncio.to_thread(
@@ -376,9 +389,16 @@ class SetupRunner:
         cache = self.options.cache_dir
         if cache is not None:
             for candidate in asset_candidates(cache, self._task_id, url, guest_path):
+                if candidate.is_symlink() or (candidate.exists() and not candidate.is_file()):
+                    raise TaskError(
+                        "refused: the cached file is a link or not a regular file (it could hand the "
+                        "guest any file of this machine)",
+                        where=str(candidate),
+                        hint="replace it with a copy of the file",
+                    )
                 if candidate.is_file():
                     log.info("asset %s from the cache: %s", url, candidate)
-                    return candidate.read_bytes()
+                    return read_regular(candidate)
         if self.options.assets is not None and is_network_url(url):
             return await read_asset(self.options.assets, url, self.options)
         data = await self._http_get(url, cache)
@@ -395,16 +415,17 @@ class SetupRunner:
             else "check the network, or pass an asset cache folder that holds the file"
         )
         last = ""
-        async with httpx.AsyncClient(follow_redirects=True, timeout=self.options.download_timeout) as http:
+        policy = self.options.fetch_policy
+        async with httpx.AsyncClient(timeout=self.options.download_timeout) as http:  # redirects: ours
             for attempt in range(3):  # OSWorld tries each download 3 times
                 try:
-                    response = await http.get(url)
-                    response.raise_for_status()
-                    return response.content
-                except httpx.HTTPStatusError as exc:
-                    last = f"HTTP {exc.response.status_code}"
-                    if exc.response.status_code < 500:
-                        break
+                    async with open_public(http, url, policy) as response:
+                        if response.status_code >= 400:
+                            last = f"HTTP {response.status_code}"
+                            if response.status_code < 500:
+                                break
+                        else:
+                            return b"".join([c async for c in read_capped(response, policy.max_bytes, url)])
                 except httpx.HTTPError as exc:
                     last = str(exc) or type(exc).__name__
                 if attempt < 2:

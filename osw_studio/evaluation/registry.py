@@ -26,6 +26,7 @@ from osw_studio.core.errors import EvaluationError
 if TYPE_CHECKING:
     from osw_studio.envs.guest_client import GuestClient
     from osw_studio.tasks.assets import AssetStore
+    from osw_studio.tasks.hostfetch import FetchPolicy
 
 
 F = TypeVar("F")
@@ -64,6 +65,8 @@ class GetterContext:
         assets: The asset cache ``cloud_file`` reads network URLs from (``osw-studio assets fetch``).
         port_url: How the host reaches a TCP port of the guest (``env.guest_port_url``); see
             :meth:`service_url`.
+        fetch_policy: Where ``cloud_file`` may download from without an asset cache (default: the
+            asset cache's policy, else public addresses only; :mod:`osw_studio.tasks.hostfetch`).
     """
 
     guest: GuestClient
@@ -73,6 +76,7 @@ class GetterContext:
     vlc_url: str | None = None
     assets: AssetStore | None = None
     port_url: Callable[[int], Awaitable[str]] | None = None
+    fetch_policy: FetchPolicy | None = None
 
     async def service_url(self, port: int, configured: str | None = None) -> str:
         """The URL of a service the guest runs on ``port`` (its browser's DevTools, VLC's HTTP).

@@ -231,11 +231,17 @@ class AssetSettings(_Section):
             fetched as ``<mirror>/host/path``.
         fetch_missing: Whether a run downloads a file missing from the cache (default: no; the setup
             fails with the command that fetches it, so runs never depend on the network for files).
+        allowed_hosts: Host names the host fetches task files from even when they resolve to this
+            machine, its network or a link-local address (a mirror of your own); every other host
+            must resolve to public addresses only (the mirror's own host is allowed too).
+        max_download_mb: The largest file a task may make the host download, in MiB.
     """
 
     cache_dir: str | None = None
     mirror: str | None = None
     fetch_missing: bool = False
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_download_mb: int = Field(default=2048, ge=1, le=1 << 20)
 
     @field_validator("mirror")
     @classmethod

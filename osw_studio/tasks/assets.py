@@ -19,6 +19,7 @@ import asyncio
 import hashlib
 import json
 import os
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -32,6 +33,7 @@ import httpx
 from osw_studio.core.errors import OswError, TaskError
 from osw_studio.core.paths import is_network_url
 from osw_studio.core.task import DownloadStep, GetterSpec, Task
+from osw_studio.tasks.hostfetch import FetchPolicy, FetchRefused, open_public, read_capped
 
 _CHUNK = 1 << 20
 
@@ -142,12 +144,19 @@ class AssetStore:
 
     Args:
         root: The folder (by default ``assets`` in the user cache dir, see :func:`default_root`).
-        mirror: A mirror prefix to fetch from instead of the URLs' own hosts.
+        mirror: A mirror prefix to fetch from instead of the URLs' own hosts (its host is allowed
+            whatever it resolves to: the user chose it).
+        policy: Where fetches may go and how large a file may be (:mod:`osw_studio.tasks.hostfetch`).
     """
 
-    def __init__(self, root: Path, mirror: str | None = None) -> None:
+    def __init__(self, root: Path, mirror: str | None = None, policy: FetchPolicy | None = None) -> None:
         self.root = Path(root)
         self.mirror = mirror or None
+        policy = policy or FetchPolicy()
+        mirror_host = urlsplit(self.mirror).hostname if self.mirror else None
+        if mirror_host:
+            policy = FetchPolicy(policy.allowed_hosts | {mirror_host.lower()}, policy.max_bytes)
+        self.policy = policy
 
     # --- where --------------------------------------------------------------------------------------
 
@@ -162,19 +171,25 @@ class AssetStore:
     def meta(self, url: str) -> AssetMeta | None:
         """The sidecar of ``url``, or ``None`` if the URL is not stored (or its sidecar is damaged)."""
         try:
-            data = json.loads(self._meta_path(url).read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self._meta_path(url)).decode("utf-8"))
             meta = AssetMeta(**data)
         except (OSError, ValueError, TypeError):
             return None
         return meta if meta.url == url else None
 
     def get(self, url: str) -> Path | None:
-        """The stored file of ``url`` if it is there whole (its size is the recorded one)."""
+        """The stored file of ``url`` if it is there whole (its size is the recorded one).
+
+        A stored object that is a link or not a regular file is never one (a link could put any
+        host file, the user's key among them, into a guest).
+        """
         meta, path = self.meta(url), self.path(url)
         try:
-            return path if meta is not None and path.stat().st_size == meta.size else None
+            info = path.lstat()
         except OSError:
             return None
+        whole = meta is not None and stat.S_ISREG(info.st_mode) and info.st_size == meta.size
+        return path if whole else None
 
     def read(self, url: str, *, fetch_hint: str | None = None) -> bytes:
         """The bytes of ``url``.
@@ -189,7 +204,10 @@ class AssetStore:
                 where=url,
                 hint=fetch_hint or "fetch the suite's files first: osw-studio assets fetch SUITE",
             )
-        return path.read_bytes()
+        try:
+            return read_regular(path)
+        except OSError as exc:
+            raise AssetMissing(f"the cached file cannot be read: {exc}", where=url) from None
 
     def entries(self) -> list[AssetMeta]:
         """Every stored file's sidecar, sorted by URL."""
@@ -243,10 +261,13 @@ class AssetStore:
         source = mirror_url(url, self.mirror)
         part = self.path(url).with_suffix(".part")
         part.parent.mkdir(parents=True, exist_ok=True)
+        if part.is_symlink() or (part.exists() and not part.is_file()):
+            part.unlink()  # a link planted as the part file would be written through
         have = part.stat().st_size if part.exists() else 0
         headers = {"Range": f"bytes={have}-"} if have else {}
+        cap = self.policy.max_bytes
         try:
-            async with http.stream("GET", source, headers=headers) as response:
+            async with open_public(http, source, self.policy, headers) as response:
                 if response.status_code == 416 and have:  # the part is already whole
                     return self._store(url, part, source)
                 if response.status_code >= 400:
@@ -257,10 +278,14 @@ class AssetStore:
                 expected = response.headers.get("content-length")
                 total = (have if resumed else 0) + int(expected) if expected and expected.isdigit() else None
                 with part.open("ab" if resumed else "wb") as fh:
-                    async for chunk in response.aiter_bytes():  # as it arrives: a cut keeps what came
+                    left = cap - (have if resumed else 0)
+                    async for chunk in read_capped(response, left, source):  # a cut keeps what came
                         fh.write(chunk)
                         if progress:
                             progress(len(chunk))
+        except FetchRefused:
+            part.unlink(missing_ok=True)  # nothing of a refused file stays in the cache
+            raise
         except httpx.HTTPError as exc:
             raise OswError(
                 f"cannot download the file ({str(exc) or type(exc).__name__})",
@@ -324,6 +349,19 @@ class AssetStore:
                 self.put(ref.url, found.read_bytes(), f"import:{found.name}")
                 imported.append((ref, found))
         return imported
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file and not a link.
+
+    Raises:
+        OSError: ``path`` is a link (``ELOOP``), not a regular file, or cannot be read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return fh.read()
 
 
 def default_root() -> Path:
@@ -392,7 +430,7 @@ async def fetch_all(
             if on_done:
                 on_done(url, None)
 
-    async with httpx.AsyncClient(follow_redirects=True, timeout=stall) as http:
+    async with httpx.AsyncClient(follow_redirects=False, timeout=stall) as http:  # open_public follows
         await asyncio.gather(*(one(url, http) for url in todo))
     return report
 

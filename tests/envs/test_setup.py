@@ -11,6 +11,7 @@ import pytest
 from osw_studio.core.errors import GuestError, TaskError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.envs.setup import SetupOptions, SetupRunner, preflight
+from osw_studio.tasks.hostfetch import FetchPolicy
 from tests.envs.fake_guest import FakeGuest, Request, json_reply
 
 FAST = RetryPolicy(attempts=2, delay=0.01)
@@ -93,7 +94,9 @@ async def test_http_download_fills_the_cache_and_offline_says_how_to_seed_it(
 ) -> None:
     fake_guest.route("GET", "/files/a.docx", lambda r: (200, "application/octet-stream", b"docx bytes"))
     url = f"{fake_guest.start()}/files/a.docx"
-    options = SetupOptions(cache_dir=tmp_path, download_retry_delay=0.01)
+    # The file server is on this machine: allowed by name, as a user allows a mirror of their own.
+    policy = FetchPolicy.of(["127.0.0.1"])
+    options = SetupOptions(cache_dir=tmp_path, download_retry_delay=0.01, fetch_policy=policy)
     async with GuestClient(osworld.start(), retry=FAST) as guest:
         runner = SetupRunner(guest, options)
         await runner.run([step("download", files=[{"url": url, "path": "/home/user/a.docx"}])], task_id="t2")

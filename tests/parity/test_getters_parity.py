@@ -20,6 +20,7 @@ import pytest
 from osw_studio.envs.guest_client import GuestClient
 from osw_studio.evaluation.getters.files import FileMissing
 from osw_studio.evaluation.registry import GETTERS, GetterContext
+from osw_studio.tasks.hostfetch import FetchPolicy
 from tests.fakes.desktop import start_guest, start_xvfb, stop, wait_ready
 from tests.parity.reference import Reference
 
@@ -96,7 +97,9 @@ def theirs(reference: Reference, guest: Guest, cache: Path, kind: str, spec: dic
 
 async def ours(guest: Guest, cache: Path, kind: str, spec: dict[str, Any]) -> Any:
     async with GuestClient(guest.url) as client:
-        ctx = GetterContext(guest=client, cache_dir=cache, task_dir=cache)
+        # The test's file server is on 127.0.0.1: allowed by name, as a user allows a mirror.
+        policy = FetchPolicy.of(["127.0.0.1"])
+        ctx = GetterContext(guest=client, cache_dir=cache, task_dir=cache, fetch_policy=policy)
         return await GETTERS.get(kind)(ctx, dict(spec))
 
 

@@ -19,6 +19,7 @@ from osw_studio.core.errors import EvaluationError, OswError
 from osw_studio.core.paths import is_network_url, task_dest
 from osw_studio.evaluation.registry import GetterContext, getter
 from osw_studio.tasks.assets import AssetStore
+from osw_studio.tasks.hostfetch import FetchPolicy, FetchRefused, open_public, read_capped
 
 
 class FileMissing(Exception):
@@ -82,20 +83,22 @@ async def _from_assets(ctx: GetterContext, store: AssetStore, url: str) -> bytes
         raise EvaluationError(exc.message, where=exc.where, hint=exc.hint) from None
 
 
-async def _download(url: str, target: Path) -> None:
+async def _download(url: str, target: Path, policy: FetchPolicy) -> None:
     import httpx
 
     try:
-        async with httpx.AsyncClient(follow_redirects=True, timeout=60) as client:
-            response = await client.get(url)
+        async with httpx.AsyncClient(timeout=60) as client, open_public(client, url, policy) as response:
             response.raise_for_status()
+            content = b"".join([c async for c in read_capped(response, policy.max_bytes, url)])
+    except FetchRefused as exc:
+        raise EvaluationError(exc.message, where=exc.where, hint=exc.hint) from None
     except httpx.HTTPError as exc:
         raise EvaluationError(
             f"cannot download the expected file: {exc}",
             where=url,
             hint="pre-seed the asset cache: put the file in the task's cache folder under its dest name",
         ) from exc
-    await asyncio.to_thread(target.write_bytes, response.content)
+    await asyncio.to_thread(target.write_bytes, content)
 
 
 def _local_copy(ctx: GetterContext, url: str, dest: str) -> Path | None:
@@ -105,6 +108,10 @@ def _local_copy(ctx: GetterContext, url: str, dest: str) -> Path | None:
     if source is not None:
         return source if source.is_file() else None
     for candidate in asset_candidates(ctx.cache_dir.parent, ctx.cache_dir.name, url, dest):
+        if candidate.is_symlink() or (candidate.exists() and not candidate.is_file()):
+            raise EvaluationError(
+                "refused: the cached file is a link or not a regular file", where=str(candidate)
+            )
         if candidate.is_file():
             return candidate
     return None
@@ -127,7 +134,8 @@ async def get_cloud_file(ctx: GetterContext, spec: dict[str, Any]) -> Any:
         elif ctx.assets is not None and is_network_url(url):
             target.write_bytes(await _from_assets(ctx, ctx.assets, url))
         else:
-            await _download(url, target)
+            policy = ctx.fetch_policy or (ctx.assets.policy if ctx.assets is not None else FetchPolicy())
+            await _download(url, target, policy)
     return _pick(out, None)
 
 
