@@ -221,11 +221,15 @@ class LocalSession:
         self.jail = Sandbox(self.home, self.tmp, keep)
         self.xauthority = self.tmp / ".Xauthority"
         """The env's X cookie file (host path); only the env's processes are given it."""
-        self.guest_socket = self.tmp / "guest.sock"
-        """The guest server's Unix socket (host path)."""
-        # A socket's path may not exceed ~107 bytes, and TMPDIR can be deep: sockets in the env's /tmp
-        # are also reached through this folder's descriptor (/proc/self/fd/N/NAME), which is short.
-        self._tmp_fd = os.open(self.tmp, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.host_only = self.root / "host"
+        """A folder of the env that no process of the env sees (not mounted into the sandbox)."""
+        self.host_only.mkdir(mode=0o700)
+        self.guest_socket = self.host_only / "guest.sock"
+        """The guest server's Unix socket (host path): made and bound by the host, handed to the server
+        as a listening descriptor, out of the sandbox's view, so code inside cannot replace it."""
+        # A socket's path may not exceed ~107 bytes, and TMPDIR can be deep: sockets in the env's
+        # folder are also reached through its descriptor (/proc/self/fd/N/NAME), which is short.
+        self._tmp_fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         self.relay: Relay | None = None
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.pgid: int | None = None
@@ -233,11 +237,25 @@ class LocalSession:
         self._logs: list[IO[bytes]] = []
         _LIVE.add(self)
 
+    def listen_guest_socket(self) -> socket.socket:
+        """Bind and listen on :attr:`guest_socket` (mode 0600), for the guest server to serve on."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(str(self.socket_address(self.guest_socket)))
+            sock.listen(512)
+        except OSError:
+            sock.close()
+            raise
+        finally:
+            os.umask(old)
+        return sock
+
     def socket_address(self, path: Path) -> Path:
         """A path this process can connect a Unix socket in the env's /tmp by (short, whatever TMPDIR)."""
         if len(os.fsencode(path)) < 100 or self._tmp_fd < 0:
             return path
-        return Path(f"/proc/self/fd/{self._tmp_fd}") / path.relative_to(self.tmp)
+        return Path(f"/proc/self/fd/{self._tmp_fd}") / path.relative_to(self.root)
 
     # --- paths as the processes see them -------------------------------------------------------------
 
@@ -733,22 +751,29 @@ class LocalProvider:
         ready_file = session.tmp / "guest.ready"
         ready_inside = f"{session.tmp_inside}/guest.ready"
         # A Unix socket in the env's folder (mode 0600), not a TCP port: the sandbox has no network
-        # the host could reach, and no other user can connect to it, token or not.
+        # the host could reach, and no other user can connect to it, token or not. The host binds it
+        # where the env's processes cannot see (so none can unlink it and listen in its place) and
+        # hands the server the listening descriptor.
+        listener = session.listen_guest_socket()
         argv = [self.python, "-m", "osw_studio.guest", "--display", session.display]
-        argv += ["--unix-socket", f"{session.tmp_inside}/guest.sock", "--ready-file", ready_inside]
+        argv += ["--listen-fd", str(listener.fileno()), "--ready-file", ready_inside]
         guest_env = {**env_vars, "OSW_GUEST_TOKEN": token}
         if self.sandbox and session.network == "outbound":
             info_read, info_write = os.pipe()
             try:
-                session.spawn("guest", argv, guest_env, info_fd=info_write)
+                session.spawn("guest", argv, guest_env, info_fd=info_write, pass_fds=(listener.fileno(),))
             except BaseException:
                 os.close(info_read)
                 raise
             finally:
                 os.close(info_write)
+                listener.close()
             await session.start_outbound(info_read, "guest", timeout)
         else:
-            session.spawn("guest", argv, guest_env)
+            try:
+                session.spawn("guest", argv, guest_env, pass_fds=(listener.fileno(),))
+            finally:
+                listener.close()  # the server holds it now
         await session.wait_ready_file(ready_file, "guest", timeout)
         # The relay picks its own free port (a port picked here and handed over could be taken by
         # an env starting in parallel); the env's own client skips it and uses the socket.

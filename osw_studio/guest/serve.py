@@ -18,6 +18,7 @@ at most :data:`MAX_CONCURRENCY` connections and requests are served at once (503
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import socket
@@ -51,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="listen on this Unix socket (mode 0600) instead of --host/--port (the local sandbox does)",
     )
+    # A listening socket the launcher made and passed (the local sandbox: its path is out of the
+    # sandbox's view, so nothing inside can replace it).
+    parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument(
         "--token-file",
@@ -103,6 +107,34 @@ def _bind_unix(path: Path) -> socket.socket:
     return sock
 
 
+def _passed_socket(fd: int) -> socket.socket:
+    """The listening socket the launcher passed as ``fd``."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        raise GuestError(
+            f"no listening socket on descriptor {fd}: {exc.strerror}", where="--listen-fd"
+        ) from exc
+    os.set_inheritable(fd, False)  # the server's children (guest commands) must not get it
+    return sock
+
+
+def _undumpable() -> None:
+    """Keep the guest's own commands (the same user) from tracing the server or reading its memory.
+
+    A process that is not dumpable cannot be ``ptrace``d, nor its memory, descriptors (``pidfd_getfd``)
+    or environment read, by processes of the same user without ``CAP_SYS_PTRACE``, which nothing
+    inside the sandbox has: the token and the listening socket stay the server's.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_dumpable = 4
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when the listening
@@ -147,7 +179,11 @@ def serve(args: argparse.Namespace) -> int:
             f"cannot open the X display {display}: {exc}",
             hint="start the display first (e.g. Xvfb) and check --display",
         ) from exc
-    if args.unix_socket is not None:
+    _undumpable()
+    if args.listen_fd is not None:
+        sock = _passed_socket(args.listen_fd)
+        line = f"osw-studio guest ready on unix:/dev/fd/{args.listen_fd} token={token or 'none'}"
+    elif args.unix_socket is not None:
         sock = _bind_unix(args.unix_socket)
         line = f"osw-studio guest ready on unix:{args.unix_socket} token={token or 'none'}"
     else:
