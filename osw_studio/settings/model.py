@@ -37,12 +37,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from psygnal import SignalInstance
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_serializer, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_serializer,
+    field_validator,
+)
 
 from osw_studio.actions.coords import CoordMode
+from osw_studio.core import agent_specs
 from osw_studio.core.errors import SettingsError
 from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
@@ -57,7 +67,16 @@ ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree", "so
 EvaluatorKind = Literal["osw-studio", "osworld"]
 """Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
-AgentKind = Literal["osworld", "uitars", "qwen3vl", "opencua", "replay", "human"]
+
+
+def _known_agent(value: str) -> str:
+    if value not in agent_specs.BY_ID:
+        raise ValueError(f"unknown agent {value!r}: one of {', '.join(agent_specs.BY_ID)}")
+    return value
+
+
+AgentKind = Annotated[str, AfterValidator(_known_agent)]
+"""An agent id of the spec table (:data:`osw_studio.core.agent_specs.SPECS`)."""
 PromptSource = Literal["own", "reference"]
 ParseExhausted = Literal["error", "done", "fail"]
 """What a step does when no reply of it could be parsed: a step ``error``, or end as ``done`` / ``fail``."""
@@ -262,8 +281,8 @@ class Profile(_Section):
     Attributes:
         base_url: The endpoint (default: ``model_provider.base_url``).
         model: The model id at that endpoint.
-        agent: Which agent drives it: ``osworld``, ``uitars``, ``qwen3vl``, ``opencua``, ``replay`` or
-            ``human``.
+        agent: Which agent drives it: an id of the spec table (:data:`osw_studio.core.agent_specs.SPECS`:
+            ``osworld``, ``uitars``, ``qwen3vl``, ``opencua``, ``replay``, ``human``, ...).
         coordinate_mode: How the model writes coordinates (UI-TARS and DART-GUI differ).
         api_key_env: The name of an environment variable holding this profile's key.
         api_key: A key written in the file (read, never written back; move it with ``keys import``).
@@ -513,17 +532,11 @@ class Settings(BaseModel):
             profile = base.model_copy(update=own)
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
-        modes: dict[str, CoordinateMode] = {"uitars": "smart", "opencua": "smart", "qwen3vl": "rel999"}
-        default_mode: CoordinateMode = modes.get(agent, "abs")
-        # UI-TARS and DART-GUI were trained with five screenshots of history.
-        default_window = 5 if agent == "uitars" else ag.history_window
-        default_space: ActionSpace = (
-            "uitars"
-            if agent == "uitars"
-            else "pyautogui"
-            if agent in ("qwen3vl", "opencua")
-            else self.evaluation.action_space
-        )
+        # The agent's own defaults (UI-TARS and DART-GUI were trained with five screenshots of history).
+        spec = agent_specs.spec(agent)
+        default_mode = cast(CoordinateMode, spec.coordinate_mode)
+        default_window = ag.history_window if spec.history_window is None else spec.history_window
+        default_space = cast(ActionSpace, spec.action_space or self.evaluation.action_space)
         return ResolvedProfile(
             name=name,
             base_url=profile.base_url or mp.base_url,

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.agent.check import CheckResult, check_model
+from osw_studio.core import agent_specs
 from osw_studio.core.errors import OswError, SettingsError
 from osw_studio.envs.choice import DOCKER_OPTIONS, choice_from_settings
 from osw_studio.settings import (
@@ -44,7 +45,6 @@ from osw_studio.settings import (
     save_settings,
 )
 from osw_studio.settings.model import (
-    AgentKind,
     DesktopName,
     EvaluatorKind,
     NetworkMode,
@@ -115,7 +115,7 @@ class SettingsDialog(QDialog):
         self.model = QLineEdit()
         self.model.setObjectName("model")
         self.agent = QComboBox()
-        self.agent.addItems(list(get_args(AgentKind)))
+        self.agent.addItems(list(agent_specs.AGENT_IDS))
         self.key = QLineEdit()
         self.key.setObjectName("apiKey")
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
