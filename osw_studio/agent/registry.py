@@ -7,7 +7,7 @@ keyring or the environment (:func:`osw_studio.settings.secrets.find_api_key`).
 
 Examples:
     >>> sorted(AGENTS)[:4]
-    ['human', 'opencua', 'osworld', 'qwen3vl']
+    ['dart', 'human', 'opencua', 'osworld']
     >>> agent_class("replay").__name__
     'ReplayAgent'
 """

@@ -78,7 +78,7 @@ SPECS: tuple[AgentSpec, ...] = (
         action_space="uitars",
         history_window=5,
         reference="mm_agents/uitars15_v1.py",
-        presets=("uitars-1.5", "dart-gui-7b", "uitars-1.0"),
+        presets=("uitars-1.5", "uitars-1.0"),
         summary="UI-TARS: Thought/Action replies",
     ),
     AgentSpec(
@@ -102,6 +102,18 @@ SPECS: tuple[AgentSpec, ...] = (
         reference="mm_agents/opencua",
         presets=("opencua-7b",),
         summary="OpenCUA: thought, action and pyautogui code",
+    ),
+    AgentSpec(
+        id="dart",
+        entry="osw_studio.agent.dart:DartAgent",
+        needs_model=True,
+        language="uitars",
+        coordinate_mode="smart",
+        action_space="uitars",
+        history_window=5,
+        reference="mm_agents/dart_gui_agent.py",
+        presets=("dart-gui-7b",),
+        summary="DART-GUI's own agent (dart_mode): UI-TARS-1.5 replies, its own prompt and history",
     ),
     AgentSpec(
         id="replay",

@@ -161,6 +161,11 @@ class Evaluation(_Section):
     reference_python: str | None = Field(
         default=None, description="the side environment's python for evaluator osworld (default .venv-ref)"
     )
+    reference_osworld: str | None = Field(
+        default=None,
+        description="an OSWorld checkout whose agents' prompts presets send (default: the reference "
+        "make setup installed in .venv-ref; agents newer than desktop-env 1.0.2, as DART-GUI's, need one)",
+    )
 
     @field_validator("screen_resolution", mode="before")
     @classmethod
@@ -303,6 +308,9 @@ class Profile(_Section):
             so a user's 0.7 stays 0.7 and the default 0 becomes 0.2; with no temperature set, the floor).
         parse_exhausted: What the step does when no reply could be parsed: ``error`` (a step error, the
             next step goes on), ``done`` (OSWorld's UI-TARS agent ends the episode as done) or ``fail``.
+        history_texts: How many past replies the request keeps (none: every one; agents that keep a
+            separate count of replies and screenshots, as DART-GUI's: 35 replies, ``history_window``
+            screenshots).
     """
 
     base_url: str | None = None
@@ -330,6 +338,7 @@ class Profile(_Section):
     reask_temperature: float | None = Field(default=None, ge=0, le=2)
     reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
+    history_texts: int | None = Field(default=None, ge=0, le=1000)
 
     @field_validator("base_url")
     @classmethod
@@ -389,6 +398,8 @@ class ResolvedProfile(BaseModel):
     reask_temperature: float | None = None
     reask_min_temperature: float | None = None
     parse_exhausted: ParseExhausted = "error"
+    history_texts: int | None = None
+    reference_osworld: str | None = None
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -408,12 +419,15 @@ PRESETS: dict[str, Profile] = {
         max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
         **_UITARS_REASK,
     ),
-    # DART-GUI-7B is run in OSWorld through the same agent with --model_type qwen25vl: its numbers are
-    # pixels of the smart-resized screenshot, not 0-1000. DART's own runner fails at a call_user.
+    # DART-GUI-7B through OSWorld's own mm_agents/dart_gui_agent.py in its dart_mode, with the defaults
+    # of scripts/python/run_multienv_dart_gui.py: temperature 0, top_p 1.0, 500 tokens, frequency
+    # penalty 1, five screenshots and 35 replies of history, pixels of the smart-resized screenshot
+    # (model_type qwen25vl). It never asks again: a reply it cannot read ends the task as done, and a
+    # call_user fails it. (Its run script also waits 5 s after each action and stops at 15 steps.)
     "dart-gui-7b": Profile(
-        agent="uitars", coordinate_mode="smart", history_window=5, temperature=1.0, top_p=0.9,
-        max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
-        **_UITARS_REASK,
+        agent="dart", coordinate_mode="smart", history_window=5, history_texts=35, temperature=0.0,
+        top_p=1.0, max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
+        parse_tries=1, parse_exhausted="done",
     ),
     # UI-TARS 1.0 and Qwen2-VL models write 0-1000 on both axes (model_type qwen2vl).
     "uitars-1.0": Profile(
@@ -564,6 +578,8 @@ class Settings(BaseModel):
             reask_temperature=profile.reask_temperature,
             reask_min_temperature=profile.reask_min_temperature,
             parse_exhausted=profile.parse_exhausted or "error",
+            history_texts=profile.history_texts,
+            reference_osworld=self.evaluation.reference_osworld,
         )
 
 
