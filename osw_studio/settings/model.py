@@ -294,7 +294,9 @@ class Profile(_Section):
         screenshot_size: Resize screenshots to this ``(width, height)`` before sending (none: as is).
         image_format: ``png`` or ``jpeg`` for screenshots sent to the model.
         logprobs: Ask the endpoint for per-token logprobs (and compute a step entropy).
-        preset: A built-in model setup (:data:`PRESETS`) whose values fill the fields left unset.
+        preset: A built-in model setup (:data:`PRESETS`) whose values fill the fields left unset. A
+            profile naming neither ``preset`` nor ``agent`` whose model is a known one (:data:`MODEL_PRESETS`:
+            ``dart-gui-7b``, ``ui-tars-1.5-7b``, ``opencua-7b``, ``qwen3-vl-...``) gets that model's preset.
         frequency_penalty: Sent with each request when set (OSWorld's UI-TARS agent sends 1).
         prompts: ``own`` prompts, or ``reference``: OSWorld's own, read from its installed package.
         call_user_tries: In unattended runs, how many ``call_user`` hand-backs count as a wait before the
@@ -400,6 +402,8 @@ class ResolvedProfile(BaseModel):
     parse_exhausted: ParseExhausted = "error"
     history_texts: int | None = None
     reference_osworld: str | None = None
+    preset_inferred: bool = False
+    """Whether ``preset`` was chosen from the model's name (:data:`MODEL_PRESETS`), not written."""
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -454,6 +458,25 @@ PRESETS: dict[str, Profile] = {
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
+
+MODEL_PRESETS: tuple[tuple[str, str], ...] = (
+    (r"dart[-_ ]?gui", "dart-gui-7b"),
+    (r"ui[-_ ]?tars[-_ ]?1\.5", "uitars-1.5"),
+    (r"opencua", "opencua-7b"),
+    (r"qwen3[-_ ]?vl", "qwen3-vl"),
+)
+"""Model names (searched in the name's last ``/`` part, any case) and the preset a profile naming neither a
+``preset`` nor an ``agent`` gets for them, so a known model runs as OSWorld runs it."""
+
+
+def model_preset(model: str) -> str | None:
+    """The preset of a known model name, or None.
+
+    >>> model_preset("ByteDance-Seed/UI-TARS-1.5-7B"), model_preset("dart-gui-7b"), model_preset("gpt-4o")
+    ('uitars-1.5', 'dart-gui-7b', None)
+    """
+    name = model.rsplit("/", 1)[-1].lower()
+    return next((preset for pattern, preset in MODEL_PRESETS if re.search(pattern, name)), None)
 
 
 class Settings(BaseModel):
@@ -540,10 +563,13 @@ class Settings(BaseModel):
         else:
             known = ", ".join(self.profile_names)
             raise SettingsError(f"no profile named {name!r}", hint=f"known profiles: {known}")
-        if profile.preset is not None:
-            base = PRESETS[profile.preset]
+        inferred = None
+        if profile.preset is None and "agent" not in profile.model_fields_set:
+            inferred = model_preset(profile.model or self.model_provider.model)
+        if profile.preset is not None or inferred is not None:
+            base = PRESETS[profile.preset or inferred or ""]
             own = {name: getattr(profile, name) for name in profile.model_fields_set}
-            profile = base.model_copy(update=own)
+            profile = base.model_copy(update={**own, "preset": profile.preset or inferred})
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
         # The agent's own defaults (UI-TARS and DART-GUI were trained with five screenshots of history).
@@ -580,6 +606,7 @@ class Settings(BaseModel):
             parse_exhausted=profile.parse_exhausted or "error",
             history_texts=profile.history_texts,
             reference_osworld=self.evaluation.reference_osworld,
+            preset_inferred=inferred is not None,
         )
 
 
