@@ -13,6 +13,7 @@ from osw_studio.actions import CoordinateSpace
 from osw_studio.agent.base import Agent, Prediction, TokenCallback
 from osw_studio.agent.images import PreparedImage, prepare_image
 from osw_studio.agent.model_client import ModelClient, ModelReply
+from osw_studio.agent.reference import use_checkout
 from osw_studio.core.actions import Action, Done, Fail
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.observation import Observation
@@ -52,6 +53,7 @@ class ModelAgent(Agent):
     ) -> None:
         super().__init__()
         self.profile = profile
+        use_checkout(profile.reference_osworld)  # where presets read OSWorld's prompts from
         self.client = client or ModelClient.from_profile(profile, api_key=api_key)
         self.model_name = profile.model
         self.call_user_tries = profile.call_user_tries

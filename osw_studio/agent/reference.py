@@ -7,7 +7,10 @@ string constant. Nothing of the package is imported or executed. Each prompt com
 from and a SHA-256 of its text, which the run records.
 
 The package is looked for in ``$OSW_REFERENCE_SITE`` (a ``site-packages`` folder, e.g. of a side
-environment), then among the current interpreter's installed distributions.
+environment, or an OSWorld checkout) when it is set; else in the OSWorld checkout the settings name
+(``evaluation.reference_osworld``), among the current interpreter's installed distributions, and in the
+side environment ``.venv-ref`` that ``make setup`` installs beside the checkout. Agents newer than
+desktop-env 1.0.2 (DART-GUI's) are read from the first of these that has their module.
 
 Examples:
     >>> import pathlib, tempfile
@@ -48,24 +51,59 @@ class ReferencePrompt:
     sha256: str
 
 
-def reference_site() -> tuple[Path, str] | None:
-    """The folder holding ``mm_agents`` and the package version, or None when it is not installed."""
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The folder OSW Studio runs from; in a checkout, ``make setup`` installs the reference beside it."""
+
+_settings_checkout: list[Path | None] = [None]
+
+
+def use_checkout(path: str | os.PathLike[str] | None) -> None:
+    """Read prompts from the OSWorld checkout ``path`` first (setting ``evaluation.reference_osworld``)."""
+    _settings_checkout[0] = None if path is None else Path(path).expanduser()
+
+
+def _site_version(site: Path) -> str:
+    versions = sorted(site.glob("desktop_env-*.dist-info"))
+    if versions:
+        return versions[-1].name.removeprefix("desktop_env-").removesuffix(".dist-info")
+    return "checkout" if (site / "desktop_env").is_dir() and (site / "mm_agents").is_dir() else "?"
+
+
+def reference_sites() -> list[tuple[Path, str]]:
+    """Every folder holding ``mm_agents`` that prompts may be read from, in the order they are tried.
+
+    ``$OSW_REFERENCE_SITE`` when set (and then nothing else); else the OSWorld checkout the settings
+    name (:func:`use_checkout`), the interpreter's own ``desktop-env``, and the side environment
+    ``.venv-ref`` that ``make setup`` makes beside the checkout OSW Studio runs from.
+    """
     configured = os.environ.get("OSW_REFERENCE_SITE")
     if configured:
         site = Path(configured)
-        if not (site / "mm_agents").is_dir():
-            return None
-        versions = sorted(site.glob("desktop_env-*.dist-info"))
-        version = (
-            versions[-1].name.removeprefix("desktop_env-").removesuffix(".dist-info") if versions else "?"
-        )
-        return site, version
+        return [(site, _site_version(site))] if (site / "mm_agents").is_dir() else []
+    found: list[tuple[Path, str]] = []
+    checkout = _settings_checkout[0]
+    if checkout is not None and (checkout / "mm_agents").is_dir():
+        found.append((checkout, _site_version(checkout)))
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        return None
-    site = Path(str(dist.locate_file("")))
-    return (site, dist.version) if (site / "mm_agents").is_dir() else None
+        pass
+    else:
+        site = Path(str(dist.locate_file("")))
+        if (site / "mm_agents").is_dir():
+            found.append((site, dist.version))
+    for site in sorted((CHECKOUT / ".venv-ref" / "lib").glob("python3*/site-packages")):
+        if (site / "mm_agents").is_dir():
+            found.append((site, _site_version(site)))
+    return found
+
+
+def reference_site(module: str | None = None) -> tuple[Path, str] | None:
+    """The first of :func:`reference_sites` (that has ``module``, a path such as ``mm_agents/x.py``)."""
+    for site, version in reference_sites():
+        if module is None or (site / module).exists():
+            return site, version
+    return None
 
 
 @functools.cache
@@ -101,7 +139,7 @@ def reference_prompt(module: str, name: str) -> ReferencePrompt | None:
     Raises:
         SettingsError: If the package is installed but has no such constant (another version).
     """
-    found = reference_site()
+    found = reference_site(module)
     if found is None:
         return None
     site, version = found
@@ -542,3 +580,33 @@ def opencua_prompts(level: str = "l2", password: str = "osworld-public-evaluatio
         source=f"{DISTRIBUTION} {version} {module}:build_sys_prompt({level})",
         sha256=digest,
     )
+
+
+def reference_words(module: str, name: str) -> tuple[str, ...] | None:
+    """The top-level list of strings ``name`` of ``module`` (e.g. DART-GUI's failure words); None if absent.
+
+    Read from the syntax tree as :func:`reference_prompt` reads prompts: nothing is imported.
+
+    Raises:
+        SettingsError: If the module is there but cannot be read.
+    """
+    found = reference_site(module)
+    if found is None:
+        return None
+    path = found[0] / module
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise SettingsError(f"OSWorld's module cannot be read: {exc}", where=str(path)) from None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            return tuple(
+                e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return None

@@ -1,11 +1,13 @@
 """Agents by id, with lazy entry points (``"osworld": "osw_studio.agent.osworld:OSWorldAgent"``).
 
+The ids and entry points come from the spec table, :data:`osw_studio.core.agent_specs.SPECS`.
+
 :func:`make_agent` builds the agent a settings profile names; the model agents get their key from the
 keyring or the environment (:func:`osw_studio.settings.secrets.find_api_key`).
 
 Examples:
-    >>> sorted(AGENTS)
-    ['human', 'opencua', 'osworld', 'qwen3vl', 'replay', 'uitars']
+    >>> sorted(AGENTS)[:4]
+    ['dart', 'human', 'opencua', 'osworld']
     >>> agent_class("replay").__name__
     'ReplayAgent'
 """
@@ -17,24 +19,19 @@ import os
 from typing import Any
 
 from osw_studio.agent.base import Agent
+from osw_studio.core.agent_specs import BY_ID, SPECS, AgentSpec
 from osw_studio.core.errors import SettingsError
 from osw_studio.core.task import Task
 from osw_studio.settings.model import ResolvedProfile
 
-AGENTS: dict[str, str] = {
-    "osworld": "osw_studio.agent.osworld:OSWorldAgent",
-    "uitars": "osw_studio.agent.uitars:UITarsAgent",
-    "qwen3vl": "osw_studio.agent.qwen3vl:Qwen3VLAgent",
-    "opencua": "osw_studio.agent.opencua:OpenCUAAgent",
-    "replay": "osw_studio.agent.replay:ReplayAgent",
-    "human": "osw_studio.agent.human:HumanAgent",
-}
-"""Agent ids and their ``module:Class`` entry points."""
+AGENTS: dict[str, str] = {spec.id: spec.entry for spec in SPECS}
+"""Agent ids and their ``module:Class`` entry points, from :data:`osw_studio.core.agent_specs.SPECS`."""
 
 
 def register_agent(agent_id: str, entry_point: str) -> None:
-    """Add (or replace) an agent kind."""
+    """Add (or replace) an agent kind at run time (a plugin); built-in agents are rows of ``SPECS``."""
     AGENTS[agent_id] = entry_point
+    BY_ID.setdefault(agent_id, AgentSpec(id=agent_id, entry=entry_point, needs_model=True))
 
 
 def agent_class(agent_id: str) -> type[Agent]:

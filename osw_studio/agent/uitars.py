@@ -97,17 +97,21 @@ class UITarsAgent(ModelAgent):
         self._template: ReferencePrompt | None = None
         self._action_space: ReferencePrompt | None = None
         if profile.prompts == "reference":
-            template = reference_prompt("mm_agents/uitars15_v1.py", "UITARS_USR_PROMPT_THOUGHT")
-            space = reference_prompt("mm_agents/uitars15_v1.py", "UITARS_NORMAL_ACTION_SPACE")
-            if template is None or space is None:
-                self.own_prompts_instead()
-            else:
-                self._template, self._action_space = template, space
-                self.prompt_info = {
-                    "source": f"{template.source}; {space.source}",
-                    "sha256": {"prompt": template.sha256, "action_space": space.sha256},
-                    "faithful": True,
-                }
+            self.load_reference_prompts()
+
+    def load_reference_prompts(self) -> None:
+        """Read OSWorld's prompt for ``prompts: reference`` (or record that it is not installed)."""
+        template = reference_prompt("mm_agents/uitars15_v1.py", "UITARS_USR_PROMPT_THOUGHT")
+        space = reference_prompt("mm_agents/uitars15_v1.py", "UITARS_NORMAL_ACTION_SPACE")
+        if template is None or space is None:
+            self.own_prompts_instead()
+        else:
+            self._template, self._action_space = template, space
+            self.prompt_info = {
+                "source": f"{template.source}; {space.source}",
+                "sha256": {"prompt": template.sha256, "action_space": space.sha256},
+                "faithful": True,
+            }
 
     def image_size(self, screen: tuple[int, int]) -> tuple[int, int] | None:
         """The profile's ``screenshot_size`` (or the screen), kept within the models' pixel budget."""

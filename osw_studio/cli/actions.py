@@ -7,10 +7,11 @@ import json
 import sys
 from typing import Any
 
+from osw_studio.actions.coords import COORD_MODES
 from osw_studio.core.errors import ActionParseError
 
 _FORMATS = ("pyautogui", "computer13", "uitars")
-_MODES = ("abs", "resized", "smart", "rel1000", "norm")
+_MODES = COORD_MODES  # every frame the parsers know (rel999: OSWorld's Qwen3-VL agent)
 
 
 def register(subparsers: Any) -> None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from osw_studio.core.agent_specs import SUITE_AGENTS
 from osw_studio.core.terminal import VisibleStream, visible
 
 if TYPE_CHECKING:
@@ -28,13 +29,7 @@ EVALUATOR_HELP = (
     "functions in the side environment, .venv-ref unless settings or OSW_REFERENCE_PYTHON say otherwise, "
     "over the files our getters fetched); default: the evaluation.evaluator setting"
 )
-AGENTS = (
-    "replay",
-    "osworld",
-    "uitars",
-    "qwen3vl",
-    "opencua",
-)  # as runner.suite.AGENTS, which --help need not import
+AGENTS = SUITE_AGENTS  # as runner.suite.AGENTS, which --help need not import
 
 
 def register_run(sub: Any) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from osw_studio.cli.eval_run import EVALUATOR_HELP, EVALUATORS
+from osw_studio.core.agent_specs import AGENT_IDS
 from osw_studio.core.terminal import visible
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from osw_studio.core.step import EpisodeResult, StepRecord
     from osw_studio.runner.episode import Episode, Proposal
 
-AGENTS = ("osworld", "uitars", "qwen3vl", "opencua", "replay", "human")
+AGENTS = AGENT_IDS
 TIMINGS_SHOWN = ("observe", "predict", "gate", "execute", "settle")
 """The phases whose time each step line shows."""
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from osw_studio.core import agent_specs
 from osw_studio.runner.episode import Episode, EpisodeConfig, EvaluateFunc
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from osw_studio.envs.base import Env
     from osw_studio.envs.choice import EnvChoice, TokenLookup
 
-MODEL_AGENTS = ("osworld", "uitars", "qwen3vl", "opencua")
+MODEL_AGENTS = agent_specs.MODEL_AGENTS
 """Agent kinds that call a model (and so need a key)."""
 
 Mode = Literal["auto", "approve"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from osw_studio.core.agent_specs import SUITE_AGENTS
 from osw_studio.core.errors import SettingsError, TaskError
 from osw_studio.envs.choice import EnvChoice, parse_provider
 from osw_studio.runner.batch import Batch, Worker
@@ -21,7 +22,7 @@ from osw_studio.runner.summary import RUNS_DIR, BatchSummary
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
-AGENTS = ("replay", "osworld", "uitars", "qwen3vl", "opencua")
+AGENTS = SUITE_AGENTS
 """Agents that can run a suite unattended (``human`` cannot)."""
 
 DEFAULT_OUT = "results"

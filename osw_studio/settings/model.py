@@ -37,12 +37,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from psygnal import SignalInstance
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_serializer, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_serializer,
+    field_validator,
+)
 
 from osw_studio.actions.coords import CoordMode
+from osw_studio.core import agent_specs
 from osw_studio.core.errors import SettingsError
 from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
@@ -57,7 +67,16 @@ ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree", "so
 EvaluatorKind = Literal["osw-studio", "osworld"]
 """Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
-AgentKind = Literal["osworld", "uitars", "qwen3vl", "opencua", "replay", "human"]
+
+
+def _known_agent(value: str) -> str:
+    if value not in agent_specs.BY_ID:
+        raise ValueError(f"unknown agent {value!r}: one of {', '.join(agent_specs.BY_ID)}")
+    return value
+
+
+AgentKind = Annotated[str, AfterValidator(_known_agent)]
+"""An agent id of the spec table (:data:`osw_studio.core.agent_specs.SPECS`)."""
 PromptSource = Literal["own", "reference"]
 ParseExhausted = Literal["error", "done", "fail"]
 """What a step does when no reply of it could be parsed: a step ``error``, or end as ``done`` / ``fail``."""
@@ -141,6 +160,11 @@ class Evaluation(_Section):
     )
     reference_python: str | None = Field(
         default=None, description="the side environment's python for evaluator osworld (default .venv-ref)"
+    )
+    reference_osworld: str | None = Field(
+        default=None,
+        description="an OSWorld checkout whose agents' prompts presets send (default: the reference "
+        "make setup installed in .venv-ref; agents newer than desktop-env 1.0.2, as DART-GUI's, need one)",
     )
 
     @field_validator("screen_resolution", mode="before")
@@ -268,15 +292,17 @@ class Profile(_Section):
     Attributes:
         base_url: The endpoint (default: ``model_provider.base_url``).
         model: The model id at that endpoint.
-        agent: Which agent drives it: ``osworld``, ``uitars``, ``qwen3vl``, ``opencua``, ``replay`` or
-            ``human``.
+        agent: Which agent drives it: an id of the spec table (:data:`osw_studio.core.agent_specs.SPECS`:
+            ``osworld``, ``uitars``, ``qwen3vl``, ``opencua``, ``replay``, ``human``, ...).
         coordinate_mode: How the model writes coordinates (UI-TARS and DART-GUI differ).
         api_key_env: The name of an environment variable holding this profile's key.
         api_key: A key written in the file (read, never written back; move it with ``keys import``).
         screenshot_size: Resize screenshots to this ``(width, height)`` before sending (none: as is).
         image_format: ``png`` or ``jpeg`` for screenshots sent to the model.
         logprobs: Ask the endpoint for per-token logprobs (and compute a step entropy).
-        preset: A built-in model setup (:data:`PRESETS`) whose values fill the fields left unset.
+        preset: A built-in model setup (:data:`PRESETS`) whose values fill the fields left unset. A
+            profile naming neither ``preset`` nor ``agent`` whose model is a known one (:data:`MODEL_PRESETS`:
+            ``dart-gui-7b``, ``ui-tars-1.5-7b``, ``opencua-7b``, ``qwen3-vl-...``) gets that model's preset.
         frequency_penalty: Sent with each request when set (OSWorld's UI-TARS agent sends 1).
         prompts: ``own`` prompts, or ``reference``: OSWorld's own, read from its installed package.
         call_user_tries: In unattended runs, how many ``call_user`` hand-backs count as a wait before the
@@ -290,6 +316,9 @@ class Profile(_Section):
             so a user's 0.7 stays 0.7 and the default 0 becomes 0.2; with no temperature set, the floor).
         parse_exhausted: What the step does when no reply could be parsed: ``error`` (a step error, the
             next step goes on), ``done`` (OSWorld's UI-TARS agent ends the episode as done) or ``fail``.
+        history_texts: How many past replies the request keeps (none: every one; agents that keep a
+            separate count of replies and screenshots, as DART-GUI's: 35 replies, ``history_window``
+            screenshots).
     """
 
     base_url: str | None = None
@@ -317,6 +346,7 @@ class Profile(_Section):
     reask_temperature: float | None = Field(default=None, ge=0, le=2)
     reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
+    history_texts: int | None = Field(default=None, ge=0, le=1000)
 
     @field_validator("base_url")
     @classmethod
@@ -376,6 +406,10 @@ class ResolvedProfile(BaseModel):
     reask_temperature: float | None = None
     reask_min_temperature: float | None = None
     parse_exhausted: ParseExhausted = "error"
+    history_texts: int | None = None
+    reference_osworld: str | None = None
+    preset_inferred: bool = False
+    """Whether ``preset`` was chosen from the model's name (:data:`MODEL_PRESETS`), not written."""
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -395,12 +429,15 @@ PRESETS: dict[str, Profile] = {
         max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=3,
         **_UITARS_REASK,
     ),
-    # DART-GUI-7B is run in OSWorld through the same agent with --model_type qwen25vl: its numbers are
-    # pixels of the smart-resized screenshot, not 0-1000. DART's own runner fails at a call_user.
+    # DART-GUI-7B through OSWorld's own mm_agents/dart_gui_agent.py in its dart_mode, with the defaults
+    # of scripts/python/run_multienv_dart_gui.py: temperature 0, top_p 1.0, 500 tokens, frequency
+    # penalty 1, five screenshots and 35 replies of history, pixels of the smart-resized screenshot
+    # (model_type qwen25vl). It never asks again: a reply it cannot read ends the task as done, and a
+    # call_user fails it. (Its run script also waits 5 s after each action and stops at 15 steps.)
     "dart-gui-7b": Profile(
-        agent="uitars", coordinate_mode="smart", history_window=5, temperature=1.0, top_p=0.9,
-        max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
-        **_UITARS_REASK,
+        agent="dart", coordinate_mode="smart", history_window=5, history_texts=35, temperature=0.0,
+        top_p=1.0, max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
+        parse_tries=1, parse_exhausted="done",
     ),
     # UI-TARS 1.0 and Qwen2-VL models write 0-1000 on both axes (model_type qwen2vl).
     "uitars-1.0": Profile(
@@ -427,6 +464,25 @@ PRESETS: dict[str, Profile] = {
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
+
+MODEL_PRESETS: tuple[tuple[str, str], ...] = (
+    (r"dart[-_ ]?gui", "dart-gui-7b"),
+    (r"ui[-_ ]?tars[-_ ]?1\.5", "uitars-1.5"),
+    (r"opencua", "opencua-7b"),
+    (r"qwen3[-_ ]?vl", "qwen3-vl"),
+)
+"""Model names (searched in the name's last ``/`` part, any case) and the preset a profile naming neither a
+``preset`` nor an ``agent`` gets for them, so a known model runs as OSWorld runs it."""
+
+
+def model_preset(model: str) -> str | None:
+    """The preset of a known model name, or None.
+
+    >>> model_preset("ByteDance-Seed/UI-TARS-1.5-7B"), model_preset("dart-gui-7b"), model_preset("gpt-4o")
+    ('uitars-1.5', 'dart-gui-7b', None)
+    """
+    name = model.rsplit("/", 1)[-1].lower()
+    return next((preset for pattern, preset in MODEL_PRESETS if re.search(pattern, name)), None)
 
 
 class Settings(BaseModel):
@@ -513,23 +569,20 @@ class Settings(BaseModel):
         else:
             known = ", ".join(self.profile_names)
             raise SettingsError(f"no profile named {name!r}", hint=f"known profiles: {known}")
-        if profile.preset is not None:
-            base = PRESETS[profile.preset]
+        inferred = None
+        if profile.preset is None and "agent" not in profile.model_fields_set:
+            inferred = model_preset(profile.model or self.model_provider.model)
+        if profile.preset is not None or inferred is not None:
+            base = PRESETS[profile.preset or inferred or ""]
             own = {name: getattr(profile, name) for name in profile.model_fields_set}
-            profile = base.model_copy(update=own)
+            profile = base.model_copy(update={**own, "preset": profile.preset or inferred})
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
-        modes: dict[str, CoordinateMode] = {"uitars": "smart", "opencua": "smart", "qwen3vl": "rel999"}
-        default_mode: CoordinateMode = modes.get(agent, "abs")
-        # UI-TARS and DART-GUI were trained with five screenshots of history.
-        default_window = 5 if agent == "uitars" else ag.history_window
-        default_space: ActionSpace = (
-            "uitars"
-            if agent == "uitars"
-            else "pyautogui"
-            if agent in ("qwen3vl", "opencua")
-            else self.evaluation.action_space
-        )
+        # The agent's own defaults (UI-TARS and DART-GUI were trained with five screenshots of history).
+        spec = agent_specs.spec(agent)
+        default_mode = cast(CoordinateMode, spec.coordinate_mode)
+        default_window = ag.history_window if spec.history_window is None else spec.history_window
+        default_space = cast(ActionSpace, spec.action_space or self.evaluation.action_space)
         return ResolvedProfile(
             name=name,
             base_url=profile.base_url or mp.base_url,
@@ -557,6 +610,9 @@ class Settings(BaseModel):
             reask_temperature=profile.reask_temperature,
             reask_min_temperature=profile.reask_min_temperature,
             parse_exhausted=profile.parse_exhausted or "error",
+            history_texts=profile.history_texts,
+            reference_osworld=self.evaluation.reference_osworld,
+            preset_inferred=inferred is not None,
         )
 
 

@@ -56,7 +56,14 @@ equal to 1 (fix the value, or delete the key to use the default)
             "; ".join(problems), where=source, hint="fix the value, or delete the key to use the default"
         ) from None
     for name in settings.profile_names:
-        if settings.resolve_profile(name).file_api_key is not None:
+        resolved = settings.resolve_profile(name)
+        if resolved.preset_inferred:
+            settings.notices.append(
+                f"{source}: profile {name!r} runs model {resolved.model!r} with its preset "
+                f"{resolved.preset!r} "
+                '(as OSWorld runs it); name a "preset" or an "agent" in the profile to choose otherwise'
+            )
+        if resolved.file_api_key is not None:
             loc = (
                 "$.model_provider.api_key"
                 if name == DEFAULT_PROFILE and name not in settings.profiles

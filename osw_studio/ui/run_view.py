@@ -19,11 +19,13 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QComboBox
 
+from osw_studio.agent.faithful import faithfulness
 from osw_studio.core.errors import OswError
 from osw_studio.core.observation import Observation
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import EPISODE_SIGNALS, Episode, Proposal
+from osw_studio.settings.model import ResolvedProfile
 from osw_studio.tasks import TaskEntry
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.errors import ErrorReporter
@@ -177,6 +179,9 @@ class RunView(QObject):
         self.status.set_model(
             getattr(episode, "model_name", None) or self.services.settings.resolve_profile().model
         )
+        profile = getattr(episode.agent, "profile", None)
+        if isinstance(profile, ResolvedProfile):
+            self.status.set_faithful(faithfulness(profile))
         self._on_mode_changed(episode.mode)
         controller.listen_by_name(self, EPISODE_SIGNALS)
         await self.watch_env(episode.env)

@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.agent.check import CheckResult, check_model
+from osw_studio.agent.faithful import faithfulness
+from osw_studio.core import agent_specs
 from osw_studio.core.errors import OswError, SettingsError
 from osw_studio.envs.choice import DOCKER_OPTIONS, choice_from_settings
 from osw_studio.settings import (
@@ -44,7 +46,6 @@ from osw_studio.settings import (
     save_settings,
 )
 from osw_studio.settings.model import (
-    AgentKind,
     DesktopName,
     EvaluatorKind,
     NetworkMode,
@@ -115,7 +116,7 @@ class SettingsDialog(QDialog):
         self.model = QLineEdit()
         self.model.setObjectName("model")
         self.agent = QComboBox()
-        self.agent.addItems(list(get_args(AgentKind)))
+        self.agent.addItems(list(agent_specs.AGENT_IDS))
         self.key = QLineEdit()
         self.key.setObjectName("apiKey")
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -133,6 +134,9 @@ class SettingsDialog(QDialog):
         self.check_label = QLabel("")
         self.check_label.setObjectName("checkResult")
         self.check_label.setWordWrap(True)
+        self.faithful = QLabel("")
+        self.faithful.setObjectName("faithful")
+        self.faithful.setWordWrap(True)
 
         endpoint = QGroupBox("Model endpoint")
         form = QFormLayout(endpoint)
@@ -143,6 +147,7 @@ class SettingsDialog(QDialog):
         form.addRow("API key", key_row)
         form.addRow("", self.key_source)
         form.addRow(self.test_button, self.check_label)
+        form.addRow("Leaderboard", self.faithful)
 
         self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, decimals=2)
         self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2)
@@ -314,6 +319,10 @@ class SettingsDialog(QDialog):
         self._key_dirty = False
         self.show_key.setChecked(False)
         self.check_label.clear()
+        verdict = faithfulness(p)
+        self.faithful.setText(
+            verdict.text + (f". To be faithful: {verdict.change}" if verdict.change else "")
+        )
         lookup = find_api_key(p)
         if lookup.key is not None:
             self.key.setPlaceholderText(f"stored ({lookup.key.source}); Show to reveal, type to replace")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
+from osw_studio.agent.faithful import Faithfulness
 from osw_studio.core.step import StepRecord
 
 
@@ -29,6 +30,17 @@ class RunStatusBar(QStatusBar):
             label.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(label)
         self.tokens = 0
+        self.faithful_label = QLabel("")
+        self.faithful_label.setObjectName("faithful")
+        self.faithful_label.setContentsMargins(8, 0, 8, 0)
+        self.addPermanentWidget(self.faithful_label)
+
+    def set_faithful(self, verdict: Faithfulness) -> None:
+        """Whether the run's profile is leaderboard-faithful (the change to make in the tooltip)."""
+        short = {True: "faithful", False: "not faithful", None: ""}[verdict.faithful]
+        self.faithful_label.setText(short)
+        tip = verdict.text + (f"; to be faithful: {verdict.change}" if verdict.change else "")
+        self.faithful_label.setToolTip(tip)
 
     def set_env(self, text: str) -> None:
         """The env in use (``local:99 · 1920×1080``)."""

@@ -1,11 +1,11 @@
-"""Differential tests: our ``uitars`` agent (UI-TARS-1.5, DART-GUI-7B) against OSWorld's uitars15_v1 agent.
+"""Differential tests: our ``uitars`` agent (UI-TARS-1.5) against OSWorld's uitars15_v1 agent.
 
 The reference is OSWorld's ``mm_agents/uitars15_v1.py`` ``UITARSAgent`` with ``model_type="qwen25vl"`` (how
-OSWorld runs UI-TARS-1.5 and DART-GUI-7B: the model writes pixels of the smart-resized screenshot) and
+OSWorld runs UI-TARS-1.5: the model writes pixels of the smart-resized screenshot) and
 its run script's defaults; its OpenAI client is replaced by a recorder of the request it sends. Ours runs
-the ``uitars-1.5`` and ``dart-gui-7b`` presets with ``prompts: reference`` against the OpenAI-compatible
-test server. Requests must be equal (see :mod:`tests.parity.episodes`), and the actions too: the
-reference's pyautogui code, read by our parser, against what our agent parsed from the reply.
+the ``uitars-1.5`` preset (also with a DART-GUI-7B reply) with ``prompts: reference`` against the
+OpenAI-compatible test server. Requests must be equal (see :mod:`tests.parity.episodes`), and the
+actions too: the reference's pyautogui code, read by our parser, against what our agent parsed.
 
 The reference's code paces typing with ``time.sleep`` (not compared: our guest types at its own pace), and
 a ``wait()`` lasts what OSWorld's env sleeps for ``WAIT`` (2 s), where ours waits the 5 s the prompt's
@@ -131,12 +131,12 @@ def assert_same_actions(ours: list[list[Action]], produced: list[list[str]]) -> 
 
 CASES = [
     ("uitars-1.5", "ui-tars-1.5-7b", (1920, 1080)),
-    ("dart-gui-7b", "dart-gui-7b", (1920, 1080)),
+    ("uitars-1.5", "dart-gui-7b", (1920, 1080)),
     ("uitars-1.5", "ui-tars-1.5-7b", (1280, 720)),
 ]
 
 
-@pytest.mark.parametrize(("preset", "model", "size"), CASES, ids=[f"{p}-{s[0]}x{s[1]}" for p, _, s in CASES])
+@pytest.mark.parametrize(("preset", "model", "size"), CASES, ids=[f"{m}-{s[0]}x{s[1]}" for _, m, s in CASES])
 async def test_requests_and_actions_match_the_reference(
     reference: Reference, monkeypatch: pytest.MonkeyPatch, preset: str, model: str, size: tuple[int, int]
 ) -> None:

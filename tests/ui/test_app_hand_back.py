@@ -44,6 +44,9 @@ async def test_a_hand_back_pauses_the_run_for_the_person(
     status = window.status
 
     await until(lambda: len(window.timeline.records) == 1, 90)
+    # the run header says the profile is not leaderboard-faithful, and the one thing to change
+    assert status.faithful_label.text() == "not faithful"
+    assert 'remove "prompts" from the profile' in status.faithful_label.toolTip()
     await until(lambda: "paused" in status.state_label.text())
     assert window.run_view.controller is not None and window.run_view.controller.episode.paused
     await asyncio.sleep(1.0)  # a run that went on would ask the model again by now

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from osw_studio.actions.coords import CoordinateSpace
+from osw_studio.core.agent_specs import MODEL_AGENTS
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun, step_kind
 from osw_studio.trajectory.exporters.profiles import get_profile
@@ -158,7 +159,7 @@ def _model_decided(step: StepRecord, run: ExportRun | None) -> bool:
     """Whether a model wrote the step's reply (so its thought is a model's thought)."""
     if step.request is not None:
         return True
-    return run is not None and run.meta.agent in ("osworld", "uitars", "qwen3vl", "opencua")
+    return run is not None and run.meta.agent in MODEL_AGENTS
 
 
 def to_compact(turns: list[Turn]) -> list[dict[str, Any]]:

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from osw_studio.actions.coords import CoordinateSpace, Rounding
+from osw_studio.core import agent_specs
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
 from osw_studio.trajectory.exporters.replies import Language, write_reply
@@ -33,7 +34,7 @@ PromptOrigin = Literal["recorded", "derived", "reprompt"]
 SampleSource = Literal["agent", "approved", "edited", "human"]
 SAMPLE_SOURCES: tuple[SampleSource, ...] = ("agent", "approved", "edited", "human")
 
-MODEL_AGENTS = frozenset({"osworld", "uitars", "qwen3vl", "opencua"})
+MODEL_AGENTS = frozenset(agent_specs.MODEL_AGENTS)
 """Agents whose replies come from a model (the others replay a solution or relay a person)."""
 
 
@@ -58,7 +59,7 @@ def person_note(step: StepRecord) -> str | None:
     return None
 
 
-_OWN_LANGUAGES: dict[str, Language] = {"uitars": "uitars", "qwen3vl": "qwen3vl", "opencua": "opencua"}
+_OWN_LANGUAGES: dict[str, Language] = cast(dict[str, Language], agent_specs.OWN_LANGUAGES)
 """Agents whose models write a language of their own (the others: pyautogui or computer_13 code)."""
 
 
