@@ -70,7 +70,7 @@ class HtmlExporter(Exporter):
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
-        self._index: IO[str] = open(self.out / "index.html", "w", encoding="utf-8")  # noqa: SIM115
+        self._index: IO[str] = open(self.staged("index.html"), "w", encoding="utf-8")  # noqa: SIM115
         self._index.write(
             f"<!doctype html><meta charset=utf-8><title>OSW Studio runs</title><style>{_STYLE}</style>"
             "<h1>Runs</h1><table><tr><th>run</th><th>task</th><th>domain</th><th>model</th>"
