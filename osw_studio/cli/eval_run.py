@@ -141,6 +141,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from osw_studio.envs.choice import with_desktop
+    from osw_studio.runner.out_lock import OutLock
     from osw_studio.runner.suite import SuiteRequest, plan_suite
     from osw_studio.settings import load_settings
 
@@ -164,7 +165,8 @@ def _run(args: argparse.Namespace) -> int:
         evaluator=args.evaluator,
     )
     plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
-    return asyncio.run(_session(plan))
+    with OutLock(plan.out):  # two runs on one --out would interleave their results
+        return asyncio.run(_session(plan))
 
 
 async def _session(plan: SuitePlan) -> int:

@@ -381,9 +381,33 @@ class GuestClient:
         )
         return dict(data)
 
-    async def launch(self, command: str | list[str], *, shell: bool = False) -> None:
-        """Start a program in the guest without waiting for it."""
-        await self._request("POST", "/setup/launch", read=False, json={"command": command, "shell": shell})
+    async def launch(self, command: str | list[str], *, shell: bool = False) -> int | None:
+        """Start a program in the guest without waiting for it; its PID if the guest says (ours does)."""
+        response = await self._request(
+            "POST", "/setup/launch", read=False, json={"command": command, "shell": shell}
+        )
+        pid = response.headers.get("x-osw-pid", "")
+        return int(pid) if pid.isdigit() and len(pid) < 10 else None
+
+    async def launched_state(self, pids: Sequence[int]) -> dict[int, str] | None:
+        """What the programs :meth:`launch` started show: ``{pid: state}`` (see ``guest.launched``).
+
+        ``None`` when the guest cannot tell (OSWorld's server has no such route).
+        """
+        response = await self._request(
+            "POST", "/setup/launched_state", read=True, ok=(200, 404, 405), json={"pids": list(pids)}
+        )
+        if response.status_code != 200:
+            return None
+        try:
+            states = response.json()["states"]
+            return {int(pid): str(states[str(pid)]) for pid in pids}
+        except (ValueError, KeyError, TypeError):
+            raise GuestError(
+                "the guest server's launched_state answer is malformed",
+                where=f"{self.base_url}/setup/launched_state",
+                hint="is this URL really a guest server?",
+            ) from None
 
     async def open_file(self, path: str) -> None:
         """Open a guest file with its default application."""

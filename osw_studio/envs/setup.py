@@ -68,6 +68,7 @@ from osw_studio.core.task import (
     shell_flag,
 )
 from osw_studio.envs.guest_client import CommandResult, GuestClient
+from osw_studio.envs.readiness import READY_TIMEOUT, Launched, wait_ready
 from osw_studio.settings.model import Settings
 from osw_studio.tasks.assets import AssetStore, default_root, read_regular
 from osw_studio.tasks.hostfetch import FetchPolicy, open_public, read_capped
@@ -105,6 +106,8 @@ class SetupOptions:
         devtools_wait: Seconds to wait for a browser's DevTools port to answer.
         port_url: How the host reaches a TCP port of the guest (``env.guest_port_url``: a sandboxed
             guest forwards it); default: the guest's host with that port.
+        ready_timeout: Seconds the windows of ``launch`` steps and a stable screen may take after the
+            steps (see ``envs/readiness.py``); 0 skips the wait.
     """
 
     cache_dir: Path | None = None
@@ -120,6 +123,7 @@ class SetupOptions:
     devtools_wait: float = 30.0
     fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)
     """Where the host may fetch task files from, and how large (:mod:`osw_studio.tasks.hostfetch`)."""
+    ready_timeout: float = READY_TIMEOUT
 
 
 # --- pure helpers ------------------------------------------------------------------------------------
@@ -340,6 +344,8 @@ class SetupRunner:
         self._task_id = "task"
         self._screen: tuple[int, int] | None = None
         self._devtools_port = 9222
+        self._launched: list[Launched] = []
+        self._where = ""
         self._handlers: dict[str, Callable[[Any], Awaitable[None]]] = {
             "download": self._download,
             "upload_file": self._upload_file,
@@ -366,14 +372,18 @@ class SetupRunner:
         """
         typed = preflight(steps, options=self.options, label=label)
         self._task_id = check_name(task_id or "task", where="$.id")
+        self._launched = []
         for index, step in enumerate(typed):
             where = f"{label}[{index}] (type {step.type!r}) of {len(typed)} steps"
+            self._where = where
             log.info("setup %s", where)
             try:
                 await self._handlers[step.type](step)
             except OswError as exc:
                 inner = f"{exc.where}: {exc.message}" if exc.where else exc.message
                 raise GuestError(inner, where=where, hint=exc.hint) from None
+        if typed and self.options.ready_timeout > 0:
+            await wait_ready(self.guest, self._launched, budget=self.options.ready_timeout)
 
     # --- files ---------------------------------------------------------------------------------------
 
@@ -448,7 +458,10 @@ class SetupRunner:
         if not shell and isinstance(command, str) and len(command.split()) > 1:
             command = command.split()  # as OSWorld: a string without a shell is split on spaces
         self._note_devtools_port(command)
-        await self.guest.launch(command, shell=shell)
+        pid = await self.guest.launch(command, shell=shell)
+        if pid is not None:
+            shown = command if isinstance(command, str) else " ".join(command)
+            self._launched.append(Launched(self._where, pid, shown[:200]))
 
     async def _execute(self, step: ExecuteStep) -> None:
         params = step.parameters

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from osw_studio.guest import launched
 from osw_studio.guest.context import guest
 from osw_studio.guest.processes import normalize_command, python_command, run_capped, run_command
 
@@ -117,13 +118,34 @@ def launch(body: CommandRequest, request: Request) -> Response:
     """
     try:
         normalized = normalize_command(body.command, body.shell)
-        guest(request).launcher.launch(body.command, body.shell)
+        pid = guest(request).launcher.launch(body.command, body.shell)
     except ValueError as exc:
         return _malformed(exc)
     except OSError as exc:
         return JSONResponse({"status": "error", "message": str(exc)}, status_code=500)
     shown = normalized if isinstance(normalized, str) else " ".join(normalized)
-    return PlainTextResponse(f"{shown} launched successfully")
+    return PlainTextResponse(f"{shown} launched successfully", headers={PID_HEADER: str(pid)})
+
+
+PID_HEADER = "x-osw-pid"
+"""Our extension to ``/setup/launch``: the PID it started, for ``/setup/launched_state``."""
+
+
+class LaunchedRequest(BaseModel):
+    """PIDs that ``/setup/launch`` answered with."""
+
+    pids: list[int] = Field(default_factory=list, max_length=256)
+
+
+@router.post("/setup/launched_state", summary="Whether launched programs show their windows yet")
+def launched_state(body: LaunchedRequest, request: Request) -> JSONResponse:
+    """``{"states": {pid: state}}``, each ``window``, ``exited``, ``no-x``, ``waiting`` or ``unknown``.
+
+    See :mod:`osw_studio.guest.launched` for what each state means.
+    """
+    context = guest(request)
+    found = launched.states(body.pids, context.launcher, context.windows)
+    return JSONResponse({"states": {str(pid): state for pid, state in found.items()}})
 
 
 @router.post("/run_python", summary="Run Python code with the guest's system Python (as OSWorld)")

@@ -307,6 +307,7 @@ class Launcher:
 
     def __init__(self) -> None:
         self._children: list[subprocess.Popen[bytes]] = []
+        self._started: dict[int, tuple[subprocess.Popen[bytes], float]] = {}
         self._lock = threading.Lock()
 
     def launch(self, command: str | list[str], shell: bool) -> int:
@@ -327,7 +328,15 @@ class Launcher:
         with self._lock:
             self._children = [c for c in self._children if c.poll() is None]
             self._children.append(child)
+            self._started[child.pid] = (child, time.monotonic())
+            while len(self._started) > 256:  # the oldest launches are long settled
+                del self._started[next(iter(self._started))]
         return child.pid
+
+    def started(self, pid: int) -> tuple[subprocess.Popen[bytes], float] | None:
+        """The child :meth:`launch` started as ``pid`` and when (``time.monotonic``), if it did."""
+        with self._lock:
+            return self._started.get(pid)
 
 
 class Recorder:

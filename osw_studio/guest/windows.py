@@ -106,6 +106,24 @@ class Windows:
                 self._kept = None
                 return None
 
+    def pids(self) -> set[int]:
+        """The ``_NET_WM_PID`` of every window :meth:`all` lists (windows that name no PID are left out)."""
+        display = self._open()
+        try:
+            atom = display.intern_atom("_NET_WM_PID")
+            found: set[int] = set()
+            for wid in {*_client_ids(display), *_mapped_top_level_ids(display)}:
+                window = display.create_resource_object("window", wid)
+                try:
+                    prop = window.get_full_property(atom, Xatom.CARDINAL)
+                except Exception:
+                    continue  # gone while we looked
+                if prop is not None and len(prop.value):
+                    found.add(int(prop.value[0]))
+            return found
+        finally:
+            display.close()
+
     def find(self, name: str, *, strict: bool = False, by_class: bool = False) -> list[WindowInfo]:
         """Windows that match ``name``."""
         return [w for w in self.all() if matches(w, name, strict=strict, by_class=by_class)]

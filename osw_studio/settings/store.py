@@ -112,6 +112,10 @@ def load_settings(path: str | os.PathLike[str] | None = None, *, missing_ok: boo
         raise SettingsError(
             f"not valid JSON: {exc.msg}", where=f"{file}:{exc.lineno}:{exc.colno}", hint="fix the JSON syntax"
         ) from None
+    except RecursionError:
+        raise SettingsError(
+            "JSON nested too deeply to be settings", where=str(file), hint="fix or remove the file"
+        ) from None
     settings = parse_settings(data, source=str(file))
     settings._path = file
     return settings

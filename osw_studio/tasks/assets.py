@@ -173,7 +173,7 @@ class AssetStore:
         try:
             data = json.loads(read_regular(self._meta_path(url)).decode("utf-8"))
             meta = AssetMeta(**data)
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RecursionError):  # a damaged sidecar
             return None
         return meta if meta.url == url else None
 
@@ -215,7 +215,7 @@ class AssetStore:
         for sidecar in sorted(self.root.glob("objects/*/*.json")):
             try:
                 found.append(AssetMeta(**json.loads(sidecar.read_text(encoding="utf-8"))))
-            except (OSError, ValueError, TypeError):
+            except (OSError, ValueError, TypeError, RecursionError):  # a damaged sidecar
                 continue
         return sorted(found, key=lambda m: m.url)
 
@@ -444,7 +444,7 @@ def read_lock(path: Path) -> dict[str, str]:
     try:
         data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
         return {str(item["url"]): str(item["sha256"]) for item in data}
-    except (OSError, ValueError, TypeError, KeyError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise TaskError(
             f"not a lock file ({type(exc).__name__})",
             where=str(path),

@@ -6,6 +6,8 @@ the number of runs (only the list of their folder paths is kept, to tell progres
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -27,7 +29,7 @@ from osw_studio.trajectory.exporters.base import (
     RunFilter,
     parse_date,
 )
-from osw_studio.trajectory.exporters.card import write_card
+from osw_studio.trajectory.exporters.card import CARD, write_card
 from osw_studio.trajectory.exporters.profiles import get_profile
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore, iter_runs
@@ -224,6 +226,10 @@ def export_runs(
     summary = ExportSummary(format=format, out=Path(out), runs_found=len(run_paths))
     plans = _curate(run_paths, options, Path(out), summary)
     exporter = cls(Path(out), options)
+    # A re-export drops the old card first and writes the new one last: a killed export never shows a
+    # card beside data it does not describe (its files go to temporary names, moved in at the end).
+    _drop_card(Path(out))
+    published = False
     # Runs whose output a later run replaces (a rerun of a task in OSWorld's layout) are counted, not
     # written: writing and then deleting their files would cost more than the export's own work.
     replaced = _replaced(run_paths, plans, exporter, options) if cls.replaces_runs else {}
@@ -272,20 +278,51 @@ def export_runs(
             chosen = plans.get(path)
             _rewrite(exporter, path, options, chosen, cls.reads_requests)
         exporter.copier.wait()  # the export is whole once its images are; a failed copy fails it
-    finally:
         exporter.copier.close()
         exporter.close()
-    write_card(
-        Path(out),
-        format,
-        DESCRIPTIONS[format],
-        exporter.card,
-        options,
-        summary.samples,
-        exporter.card_details(),
-        exporter.image_mode,
-    )
+        exporter.publish()
+        published = True
+    except OSError as exc:  # a full disk, a read-only folder: said plainly, and the old export kept
+        raise _write_error(exc, Path(out)) from None
+    finally:
+        if not published:
+            exporter.copier.close()
+            with contextlib.suppress(Exception):  # the error that got here is the one to report
+                exporter.close()
+            exporter.discard()
+    try:
+        write_card(
+            Path(out),
+            format,
+            DESCRIPTIONS[format],
+            exporter.card,
+            options,
+            summary.samples,
+            exporter.card_details(),
+            exporter.image_mode,
+        )
+    except OSError as exc:
+        raise _write_error(exc, Path(out)) from None
     return summary
+
+
+def _write_error(exc: OSError, out: Path) -> ExportError:
+    where = exc.filename if isinstance(exc.filename, str) else str(out)
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    return ExportError(
+        f"cannot write the export: {exc.strerror or exc}",
+        where=where,
+        hint="free some space on that disk, or export to another folder"
+        if full
+        else "check that the output folder is writable",
+    )
+
+
+def _drop_card(out: Path) -> None:
+    try:
+        (out / CARD).unlink(missing_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot replace the dataset card: {exc.strerror}", where=str(out / CARD)) from None
 
 
 def _replaced(

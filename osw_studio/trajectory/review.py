@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import stat
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -48,18 +49,27 @@ class ReviewLog:
             StoreError: If the log cannot be written (or is a link).
         """
         line = event.model_dump_json(exclude_defaults=False) + "\n"
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
         try:
             fd = os.open(self.path, flags, 0o644)
         except OSError as exc:
             raise StoreError(f"cannot write the review: {exc.strerror}", where=str(self.path)) from None
         try:
+            self._regular(fd)
             os.write(fd, line.encode())
             os.fsync(fd)
         except OSError as exc:
             raise StoreError(f"cannot write the review: {exc.strerror}", where=str(self.path)) from None
         finally:
             os.close(fd)
+
+    def _regular(self, fd: int) -> None:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StoreError(
+                "the review log is not a regular file",
+                where=str(self.path),
+                hint="remove it (a FIFO, device or folder) and review again",
+            )
 
     def events(self) -> list[ReviewEvent]:
         """Every whole event, in the order written.
@@ -68,11 +78,17 @@ class ReviewLog:
             StoreError: If a line other than a torn last one is not an event.
         """
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # O_NONBLOCK: a FIFO in its place must not hold the read until some writer comes.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise StoreError(f"cannot read the review: {exc.strerror}", where=str(self.path)) from None
+        try:
+            self._regular(fd)
+        except StoreError:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "rb") as fh:
             lines = fh.read().split(b"\n")
         events = []

@@ -10,8 +10,10 @@ time, so reading a long run costs the memory of one step. The layout is in
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
@@ -41,6 +43,19 @@ def _problem(exc: OSError | ValidationError) -> str:
     where = ".".join(str(part) for part in first["loc"])
     more = len(exc.errors()) - 1
     return f"{where + ': ' if where else ''}{first['msg']}" + (f" (and {more} more)" if more else "")
+
+
+MAX_STEP_INDEX = 1_000_000_000
+"""The largest step index a run can hold; a line beyond it is damage (it would overflow the formats)."""
+
+
+def _read_regular(file: Path) -> bytes:
+    """The bytes of ``file``, refused with an OSError if it is not a regular file (a FIFO would hang)."""
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(file))
+        return f.read()
 
 
 def _inside(folder: Path, name: str) -> Path | None:
@@ -109,7 +124,7 @@ class RunStore:
         """
         file = self.file(RUN_JSON)
         try:
-            return RunMeta.model_validate_json(file.read_bytes())
+            return RunMeta.model_validate_json(_read_regular(file))
         except (OSError, ValidationError) as exc:
             raise StoreError(f"unreadable run.json: {_problem(exc)}", where=str(file)) from exc
 
@@ -122,9 +137,11 @@ class RunStore:
         """
         file = self.file(RESULT_JSON)
         if not file.is_file():
+            if file.exists():  # a FIFO, a device or a folder in its place: damage, not "unfinished"
+                raise StoreError("unreadable result.json: not a regular file", where=str(file))
             return None
         try:
-            return EpisodeResult.model_validate_json(file.read_bytes())
+            return EpisodeResult.model_validate_json(_read_regular(file))
         except (OSError, ValidationError) as exc:
             raise StoreError(f"unreadable result.json: {_problem(exc)}", where=str(file)) from exc
 
@@ -179,18 +196,26 @@ class RunStore:
     def _parse(line: bytes, lineno: int, file: Path, prepare: Prepare | None = None) -> StepRecord:
         try:
             if prepare is None:
-                return StepRecord.model_validate_json(line)
+                step = StepRecord.model_validate_json(line)
+                if step.index > MAX_STEP_INDEX:
+                    raise ValueError(f"step index {step.index} is beyond any run (at most {MAX_STEP_INDEX})")
+                return step
             # What json.loads does with bytes, without its encoding detection for the usual line (UTF-8
             # text that starts an object); anything else goes through that detection as before.
             utf8 = line[:1] == b"{" and line[1:2] != b"\x00"
             data = json.loads(line.decode("utf-8", "surrogatepass") if utf8 else line)
             if not isinstance(data, dict):
                 raise ValueError("Input should be an object")
-            return StepRecord.model_validate(prepare(data))
+            step = StepRecord.model_validate(prepare(data))
+            if step.index > MAX_STEP_INDEX:
+                raise ValueError(f"step index {step.index} is beyond any run (at most {MAX_STEP_INDEX})")
+            return step
         except ValidationError as exc:
             problem = exc.errors()[0]["msg"]
         except ValueError as exc:  # not JSON (json.JSONDecodeError and UnicodeDecodeError are ValueErrors)
-            problem = f"Invalid JSON: {exc}"
+            problem = str(exc) if str(exc).startswith("step index") else f"Invalid JSON: {exc}"
+        except RecursionError:
+            problem = "JSON nested too deeply"
         raise StoreError(
             f"line {lineno} is not a valid step: {problem}",
             where=f"{file}:{lineno}",

@@ -7,6 +7,7 @@ memory an export needs depends on the longest episode, not on how many runs ther
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import os
 from abc import ABC, abstractmethod
@@ -382,6 +383,7 @@ class Exporter(ABC):
         """What the dataset card reports; exporters count what they write."""
         self.copier = FileCopier(options.copy_workers)
         """Copies image files into the export (in worker processes with ``options.copy_workers``)."""
+        self._staged: list[tuple[Path, Path]] = []
         try:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -407,6 +409,31 @@ class Exporter(ABC):
 
     def close(self) -> None:  # noqa: B027  # most formats have nothing to finish
         """Finish the export (flush open files, write indexes)."""
+
+    def staged(self, name: str) -> Path:
+        """Where to write the export's file ``name``: a hidden temporary name beside it.
+
+        :meth:`publish` moves it into place once the whole export is written; an export that fails
+        or is killed leaves the previous file whole (and a ``.NAME.partial`` at worst).
+        """
+        final = self.out / name
+        temp = final.with_name(f".{final.name}.partial")
+        self._staged.append((temp, final))
+        return temp
+
+    def publish(self) -> None:
+        """Move every :meth:`staged` file into place (after :meth:`close`)."""
+        for temp, final in self._staged:
+            if temp.exists():
+                temp.replace(final)
+        self._staged.clear()
+
+    def discard(self) -> None:
+        """Remove the :meth:`staged` files of an export that failed (after :meth:`close`)."""
+        for temp, _ in self._staged:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+        self._staged.clear()
 
     def count_step(self, step: StepRecord) -> None:
         """Count a step written, by who decided it, on the dataset card."""

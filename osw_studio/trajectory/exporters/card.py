@@ -182,5 +182,7 @@ def write_card(
     if stats.notes:
         lines += ["", "## Notes", "", *[f"- {n}" for n in stats.notes]]
     path = out / CARD
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temp = out / f".{CARD}.partial"
+    temp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temp.replace(path)  # the card is whole or absent, never torn
     return path

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
+from urllib.parse import quote
 
 from osw_studio.core.actions import Action, DragTo, Scroll
 from osw_studio.core.step import StepRecord
@@ -69,7 +70,7 @@ class HtmlExporter(Exporter):
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
         super().__init__(out, options)
-        self._index: IO[str] = open(self.out / "index.html", "w", encoding="utf-8")  # noqa: SIM115
+        self._index: IO[str] = open(self.staged("index.html"), "w", encoding="utf-8")  # noqa: SIM115
         self._index.write(
             f"<!doctype html><meta charset=utf-8><title>OSW Studio runs</title><style>{_STYLE}</style>"
             "<h1>Runs</h1><table><tr><th>run</th><th>task</th><th>domain</th><th>model</th>"
@@ -87,8 +88,10 @@ class HtmlExporter(Exporter):
                 self._write_step(f, run, step)
             f.write("</body></html>\n")
         score = "" if run.score is None else f"{run.score:g}"
+        # "./" and percent-encoding: a folder named "javascript:..." is a path here, never a scheme.
+        href = f"./{quote(run.run_id)}.html"
         self._index.write(
-            f'<tr><td><a href="{_esc(run.run_id)}.html">{_esc(run.run_id)}</a></td><td>{_esc(run.task_id)}'
+            f'<tr><td><a href="{_esc(href)}">{_esc(run.run_id)}</a></td><td>{_esc(run.task_id)}'
             f"</td><td>{_esc(run.domain)}</td><td>{_esc(run.model)}</td><td>{_esc(run.status)}</td>"
             f"<td>{score}</td><td>{steps}</td></tr>\n"
         )

@@ -72,7 +72,7 @@ class ParquetExporter(Exporter):
         super().__init__(out, options)
         meta = {b"huggingface": json.dumps({"info": {"features": hf_features(SCHEMA)}}).encode()}
         self._schema = SCHEMA.with_metadata(meta)
-        self._writer = pq.ParquetWriter(self.out / "data.parquet", self._schema, compression="zstd")
+        self._writer = pq.ParquetWriter(self.staged("data.parquet"), self._schema, compression="zstd")
         self._rows: list[dict[str, Any]] = []
         self._bytes = 0
 

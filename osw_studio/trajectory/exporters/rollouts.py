@@ -60,7 +60,7 @@ class RolloutsExporter(Exporter):
         self.chat = ChatBuilder(options, self.sink)
         self.samples = SampleBuilder(options)
         self._urls: tuple[str, dict[str, str]] = ("", {})
-        self._writer = pq.ParquetWriter(self.out / "rollouts.parquet", SCHEMA)
+        self._writer = pq.ParquetWriter(self.staged("rollouts.parquet"), SCHEMA)
         self._rows: list[dict[str, Any]] = []
         # Rollouts per group so far; one counter per task, not per run.
         self._per_group: Counter[str] = Counter()

@@ -43,7 +43,7 @@ class JsonlExporter(Exporter):
         super().__init__(out, options)
         self.images = ImageSink(self.out, self.image_mode, copier=self.copier)
         self._file: IO[str] = open(  # noqa: SIM115
-            self.out / self.file_name, "w", encoding="utf-8", buffering=1 << 20
+            self.staged(self.file_name), "w", encoding="utf-8", buffering=1 << 20
         )
 
     def write(self, record: dict[str, Any]) -> None:
@@ -363,7 +363,7 @@ class ShareGptExporter(_SftExporter):
                 },
             }
         }
-        (self.out / "dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        self.staged("dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
 
 
 _SHAREGPT_ROLES = {"user": "human", "assistant": "gpt"}
