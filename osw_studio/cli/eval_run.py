@@ -104,6 +104,14 @@ def register_run(sub: Any) -> None:
         help="Ray cluster address (default: start a Ray instance on this machine)",
     )
     parser.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
+    parser.add_argument(
+        "--retry-errors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a task that ended in an environment or model error again, up to N more times "
+        "(every attempt stays in OUT/runs; the latest counts)",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -126,18 +134,29 @@ def register_stats(sub: Any) -> None:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from osw_studio.runner.accounting import compare, comparison_json, format_accounting, format_comparison
     from osw_studio.runner.summary import compute_stats, format_stats, load_outcomes
 
     folders = [args.dir, *([args.compare] if args.compare else [])]
-    stats = [compute_stats(outcomes, label) for label, outcomes in map(load_outcomes, folders)]
+    loaded = [load_outcomes(folder) for folder in folders]
+    stats = [compute_stats(outcomes, label) for label, outcomes in loaded]
     if len(stats) == 2 and stats[0].label == stats[1].label:
         for s, folder in zip(stats, folders, strict=True):
             s.label = Path(folder).name or s.label
+    paired = compare(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None
     if args.json:
-        data: Any = [s.to_json() for s in stats] if args.compare else stats[0].to_json()
+        data: Any = stats[0].to_json()
+        if paired is not None:
+            data = {"folders": [s.to_json() for s in stats], "comparison": comparison_json(paired)}
         print(json.dumps(data, indent=2))
-    else:
-        print(format_stats(stats))
+        return 0
+    print(format_stats(stats))
+    for s in stats:
+        print(f"\n{visible(s.label)}: OSWorld rate (every started task, errors as 0) and valid-run rate")
+        print(visible(format_accounting(s), keep="\n"))
+    if paired is not None:
+        print()
+        print(visible(format_comparison(paired, stats[0].label, stats[1].label), keep="\n"))
     return 0
 
 
@@ -167,6 +186,7 @@ def _run(args: argparse.Namespace) -> int:
         backend=args.backend,
         address=args.address,
         evaluator=args.evaluator,
+        retry_errors=args.retry_errors,
     )
     plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
     return asyncio.run(_session(plan))

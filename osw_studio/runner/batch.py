@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +34,7 @@ from typing import Protocol
 from psygnal import Signal
 
 from osw_studio.core.errors import OswError, StoreError
+from osw_studio.core.outcome import RETRYABLE_KINDS, error_kind
 from osw_studio.runner.summary import (
     RESULTS_DIR,
     RUNS_DIR,
@@ -100,6 +101,8 @@ class Batch:
         workers: The pool, one worker per env.
         info: The summary's header (suite, agent, model, provider, backend, max_steps).
         resume: Skip tasks that already have a score in ``out``.
+        retry_errors: Run a task that ended in an environment or model error again, up to this many
+            more times; every attempt keeps its run store, the latest counts.
 
     Raises:
         StoreError: If ``out`` already holds runs and ``resume`` is off.
@@ -118,6 +121,7 @@ class Batch:
         *,
         info: BatchSummary | None = None,
         resume: bool = False,
+        retry_errors: int = 0,
     ) -> None:
         if not workers:
             raise ValueError("a batch needs at least one worker")
@@ -128,6 +132,9 @@ class Batch:
         self.summary = (info or BatchSummary()).model_copy(deep=True)
         self.summary.tasks_total = len(self.entries)
         self.resume = resume
+        self.retry_errors = max(0, retry_errors)
+        self._runs_before: Counter[tuple[str, str]] = Counter()
+        self._tries: Counter[tuple[str, str]] = Counter()
         self.outcomes: dict[tuple[str, str], TaskOutcome] = {}
         self.skipped = 0
         self.running = 0
@@ -149,7 +156,9 @@ class Batch:
         Raises:
             StoreError: If ``out`` holds runs and ``resume`` is off, or a run of another model.
         """
-        earlier = latest_outcomes(scan_runs(self.runs_dir)) if self.runs_dir.is_dir() else {}
+        all_runs = scan_runs(self.runs_dir) if self.runs_dir.is_dir() else []
+        self._runs_before = Counter((o.domain, o.task_id) for o in all_runs)
+        earlier = latest_outcomes(all_runs)
         if earlier and not self.resume:
             raise StoreError(
                 "the output folder already holds runs",
@@ -209,17 +218,33 @@ class Batch:
                 log.error("worker %s failed on %s", worker.name, entry.task.id, exc_info=exc)
                 error = str(exc) if isinstance(exc, OswError) else f"crashed: {exc!r}"
                 outcome = TaskOutcome(
-                    task_id=entry.task.id, domain=entry.domain, status="error", error=error, env=worker.name
+                    task_id=entry.task.id,
+                    domain=entry.domain,
+                    status="error",
+                    error=error,
+                    env=worker.name,
+                    kind=error_kind(exc),
                 )
             finally:
                 self.running -= 1
                 self.busy += time.perf_counter() - t0
             # The outcome counts at once; the OSWorld copy is made while the env goes on to its next task.
-            self.outcomes[(outcome.domain, outcome.task_id)] = outcome
+            key = (outcome.domain, outcome.task_id)
+            self._tries[key] += 1
+            outcome.attempts = self._runs_before[key] + self._tries[key]
+            self.outcomes[key] = outcome
+            if self._retry(outcome, key):
+                todo.append(entry)
             self._done_here += 1
             recording = asyncio.ensure_future(self._record(outcome))
             self._recording.add(recording)
             recording.add_done_callback(self._recording.discard)
+
+    def _retry(self, outcome: TaskOutcome, key: tuple[str, str]) -> bool:
+        """Whether the task runs again: an environment or model error, with ``retry_errors`` left."""
+        if self._stopping or outcome.outcome not in RETRYABLE_KINDS:
+            return False
+        return self._tries[key] <= self.retry_errors
 
     async def _record(self, outcome: TaskOutcome) -> None:
         if outcome.run_id is not None:

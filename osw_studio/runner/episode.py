@@ -35,6 +35,8 @@ from psygnal import Signal
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.errors import GuestError, ModelError, OswError
 from osw_studio.core.observation import Observation
+from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
+from osw_studio.core.price import total_cost
 from osw_studio.core.step import EpisodeResult, StepRecord, StepSource, Verdict
 from osw_studio.core.task import Task
 from osw_studio.runner.episode_config import (
@@ -146,6 +148,8 @@ class Episode:
         """The failed model call the episode holds at (``hold_on_model_error``), until a retry."""
         self._retry = False
         self._call_users = 0
+        self._error_kind: OutcomeKind | None = None
+        self._step_limit = False
 
     # --- read-only state ----------------------------------------------------------------------------
 
@@ -164,6 +168,18 @@ class Episode:
         """The model that acts, as the agent names it."""
         name = getattr(self.agent, "model_name", None)
         return str(name) if name is not None else None
+
+    def spent(self) -> dict[str, Any]:
+        """The run's tokens and cost so far: ``{"usage": Usage | None, "cost": float | None}``.
+
+        The cost is None unless every model call that reported tokens has a known cost.
+        """
+        used = [s for s in self.steps if s.usage is not None]
+        usage = None
+        for step in used:
+            assert step.usage is not None
+            usage = step.usage if usage is None else usage + step.usage
+        return {"usage": usage, "cost": total_cost([s.cost for s in used])}
 
     # --- controls -----------------------------------------------------------------------------------
 
@@ -305,6 +321,7 @@ class Episode:
                 status = "stopped"
             except OswError as exc:
                 error = self._step_error(exc)
+                self._error_kind = error_kind(exc, evaluating=self.state == EpisodeState.EVALUATING)
                 self.error_raised.emit(exc)
         except BaseException as exc:  # a bug or a cancelled task: still leave a readable result behind
             error = f"internal error: {exc!r}" if not isinstance(exc, asyncio.CancelledError) else "cancelled"
@@ -344,6 +361,8 @@ class Episode:
             assisted=any(s.source == "human" or s.verdict == "edited" for s in self.steps),
             started_at=started,
             finished_at=time.time(),
+            kind=self._outcome_kind(status, score, error),
+            **self.spent(),
         )
         if self._evaluation is not None:
             result.evaluation = self._evaluation  # type: ignore[attr-defined]  # kept as an extra key
@@ -356,6 +375,12 @@ class Episode:
         self._set_state(EpisodeState(status))
         self.episode_finished.emit(result)
         return result
+
+    def _outcome_kind(self, status: str, score: float | None, error: str | None) -> OutcomeKind:
+        if status == "error" and self._error_kind is not None:
+            return self._error_kind
+        infeasible = "infeasible" in self.task.evaluator.funcs
+        return outcome_kind(status, score, error=error, infeasible=infeasible, step_limit=self._step_limit)
 
     async def _run_steps(self) -> float:
         self._set_state(EpisodeState.RESETTING)
@@ -380,6 +405,8 @@ class Episode:
             observation = None
             if ended:
                 break
+        else:
+            self._step_limit = True
         if self._stopping:
             raise _Stopped
         self._set_state(EpisodeState.EVALUATING)
@@ -435,6 +462,7 @@ class Episode:
             coordinate_mode=prediction.coordinate_mode,
             error=prediction.error if decision.verdict == "error" else None,
             usage=prediction.usage,
+            cost=self.config.price.cost(prediction.usage) if self.config.price else None,
             logprobs=prediction.logprobs,
             entropy=prediction.entropy,
             attempts=list(prediction.attempts),

@@ -11,6 +11,7 @@ from typing import Literal
 
 from osw_studio.core.actions import Action
 from osw_studio.core.observation import Observation
+from osw_studio.core.price import Price
 from osw_studio.runner.settle import SettlePolicy
 from osw_studio.settings.model import EvaluatorKind
 
@@ -74,6 +75,7 @@ class EpisodeConfig:
             (OSWorld's own metric functions in the side environment, over the files our getters fetched).
         reference_python: The side environment's interpreter for ``osworld`` (None: the default, see
             :func:`osw_studio.evaluation.osworld.reference_python`).
+        price: The model's price, for each step's and the run's cost (None: unknown, no cost).
     """
 
     max_steps: int = 30
@@ -86,6 +88,7 @@ class EpisodeConfig:
     call_user_tries: int | None = None
     evaluator: EvaluatorKind = "osw-studio"
     reference_python: str | None = None
+    price: Price | None = None
 
     @property
     def is_attended(self) -> bool:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from osw_studio.agent.base import Agent
 from osw_studio.core.errors import OswError
+from osw_studio.core.outcome import OutcomeKind, error_kind
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.plan import RunRecipe, plan_episode
@@ -140,6 +141,7 @@ class EnvSlot:
             agent = self.agents(entry)
         except OswError as exc:
             outcome.error = f"the agent could not be made: {exc}"
+            outcome.kind = OutcomeKind.MODEL_ERROR
             outcome.finished_at = time.time()
             return outcome
         broken = True
@@ -171,12 +173,14 @@ class EnvSlot:
             outcome.score = None
             outcome.success = False
             outcome.error = f"timed out after {self.config.task_timeout:g} s (the task timeout)"
+            outcome.kind = OutcomeKind.TIMEOUT
             self._mark_result_timed_out(outcome)
             return True
         exc = work.exception()
         if exc is None:
             return outcome.status == "error"
         outcome.status = "error"
+        outcome.kind = error_kind(exc)
         if isinstance(exc, OswError):
             outcome.error = str(exc)
         else:
@@ -212,6 +216,9 @@ class EnvSlot:
         outcome.steps = result.steps
         outcome.status = result.status
         outcome.error = result.error
+        outcome.kind = result.kind
+        outcome.usage = result.usage
+        outcome.cost = result.cost
 
     async def _end_timed_out(self, work: asyncio.Future[None]) -> None:
         """Stop the episode (its result is then written), or cancel it when it does not stop in time."""
@@ -231,7 +238,13 @@ class EnvSlot:
             return
         outcome.steps = episode.result.steps
         result = episode.result.model_copy(
-            update={"status": "error", "error": outcome.error, "score": None, "success": False}
+            update={
+                "status": "error",
+                "error": outcome.error,
+                "score": None,
+                "success": False,
+                "kind": OutcomeKind.TIMEOUT,
+            }
         )
         with contextlib.suppress(OswError):
             write_atomic(episode.run_dir / "result.json", result.model_dump_json(indent=2).encode())

@@ -51,6 +51,7 @@ class SuiteRequest:
         address: The Ray cluster address (None: start a local Ray instance).
         env_options: Extra options for every env's ``create`` (the app passes its own, e.g. for tests).
         evaluator: ``osw-studio`` or ``osworld`` (None: the settings' ``evaluation.evaluator``).
+        retry_errors: Runs again of a task that ended in an environment or model error.
     """
 
     suite: str | Path
@@ -68,6 +69,7 @@ class SuiteRequest:
     address: str | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
     evaluator: EvaluatorKind | None = None
+    retry_errors: int = 0
 
 
 @dataclass
@@ -117,7 +119,14 @@ class SuitePlan:
 
     def batch(self) -> Batch:
         """A batch over a fresh pool (see :meth:`workers`); nothing starts until ``Batch.run``."""
-        return Batch(self.entries, self.out, self.workers(), info=self.info, resume=self.request.resume)
+        return Batch(
+            self.entries,
+            self.out,
+            self.workers(),
+            info=self.info,
+            resume=self.request.resume,
+            retry_errors=self.request.retry_errors,
+        )
 
 
 def load_suite(

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 
 from osw_studio.actions.coords import CoordMode
 from osw_studio.core.errors import SettingsError
+from osw_studio.core.price import Price
 from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
 from osw_studio.settings.vnc import format_vnc_address, parse_vnc_address
@@ -311,6 +312,8 @@ class Profile(_Section):
     reask_temperature: float | None = Field(default=None, ge=0, le=2)
     reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
+    price: Price | None = None
+    """Overrides the settings' ``prices`` entry for this profile's model (per million tokens)."""
 
     @field_validator("base_url")
     @classmethod
@@ -370,6 +373,8 @@ class ResolvedProfile(BaseModel):
     reask_temperature: float | None = None
     reask_min_temperature: float | None = None
     parse_exhausted: ParseExhausted = "error"
+    price: Price | None = None
+    """The model's price: the profile's own, else the settings' ``prices`` entry; None when unknown."""
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -440,6 +445,8 @@ class Settings(BaseModel):
     assets: AssetSettings = Field(default_factory=AssetSettings)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     active_profile: str | None = None
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Per model id: its price per million input, cached input and output tokens (missing: unknown)."""
 
     _changed: SignalInstance = PrivateAttr(default_factory=lambda: SignalInstance((str,), name="changed"))
     _notices: list[str] = PrivateAttr(default_factory=list)
@@ -551,6 +558,7 @@ class Settings(BaseModel):
             reask_temperature=profile.reask_temperature,
             reask_min_temperature=profile.reask_min_temperature,
             parse_exhausted=profile.parse_exhausted or "error",
+            price=profile.price or self.prices.get(profile.model or mp.model),
         )
 
 
