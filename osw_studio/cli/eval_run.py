@@ -257,10 +257,14 @@ def render_bar(progress: BatchProgress, width: int = 24) -> str:
     '[##......] 1/4  ok 1  running 2  elapsed 0:30  eta 1:30'
     """
     filled = int(width * progress.done / progress.total) if progress.total else width
-    return (
+    text = (
         f"[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total}  ok {progress.successes}"
         f"  running {progress.running}  elapsed {_clock(progress.elapsed)}  eta {_clock(progress.eta)}"
     )
+    if progress.tokens:
+        cost = "cost ?" if progress.cost is None else f"${progress.cost:.4f}"
+        text += f"  {progress.tokens} tokens {cost}"
+    return text
 
 
 class ProgressBar:

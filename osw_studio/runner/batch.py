@@ -81,6 +81,8 @@ class BatchProgress:
         successes: Tasks scored 1.0 so far.
         elapsed: Seconds since this session began.
         eta: Seconds until the end at the pace so far, or None before the first task ends.
+        tokens: Tokens the suite's runs used so far.
+        cost: What they cost; None when some run used tokens at an unknown price.
     """
 
     total: int
@@ -90,6 +92,8 @@ class BatchProgress:
     successes: int
     elapsed: float
     eta: float | None
+    tokens: int = 0
+    cost: float | None = 0.0
 
 
 class Batch:
@@ -315,6 +319,8 @@ class Batch:
         elapsed = time.perf_counter() - self._started if self._started else 0.0
         remaining = len(self.entries) - done
         eta = elapsed / self._done_here * remaining if self._done_here else None
+        used = [o for o in self.outcomes.values() if o.usage is not None and o.usage.total_tokens]
+        costs = [o.cost for o in used]
         return BatchProgress(
             total=len(self.entries),
             done=done,
@@ -323,6 +329,8 @@ class Batch:
             successes=sum(o.success for o in self.outcomes.values()),
             elapsed=elapsed,
             eta=eta,
+            tokens=sum(o.usage.total_tokens for o in used if o.usage is not None),
+            cost=None if None in costs else sum(c for c in costs if c is not None),
         )
 
     def _emit_progress(self) -> None:
