@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from osw_studio.core.terminal import VisibleStream, visible
 
 if TYPE_CHECKING:
+    from osw_studio.core.limits import RunBudget
     from osw_studio.runner.batch import Batch, BatchProgress
     from osw_studio.runner.suite import SuitePlan
     from osw_studio.runner.summary import TaskOutcome
@@ -112,7 +113,46 @@ def register_run(sub: Any) -> None:
         help="run a task that ended in an environment or model error again, up to N more times "
         "(every attempt stays in OUT/runs; the latest counts)",
     )
+    add_budget_arguments(parser)
+    parser.add_argument(
+        "--suite-budget-cost",
+        type=float,
+        metavar="C",
+        help="the most this session's runs may cost together: then no task starts and the runs in flight "
+        "end as budget (scored); --resume goes on",
+    )
+    parser.add_argument(
+        "--rerun-budget", action="store_true", help="with --resume, also rerun the tasks a budget ended"
+    )
     parser.set_defaults(handler=_run)
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--budget-tokens``, ``--budget-cost`` and ``--budget-time``: each run's budget."""
+    parser.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="end a run as budget once it used N tokens (scored)"
+    )
+    parser.add_argument(
+        "--budget-cost", type=float, metavar="C", help="end a run as budget once it cost C (needs a price)"
+    )
+    parser.add_argument(
+        "--budget-time", type=float, metavar="S", help="end a run as budget after S seconds (scored)"
+    )
+
+
+def budget_from(args: argparse.Namespace) -> RunBudget | None:
+    """The run budget the arguments ask for (None: the profile's)."""
+    from osw_studio.core.errors import SettingsError
+    from osw_studio.core.limits import RunBudget
+
+    values = {"tokens": args.budget_tokens, "cost": args.budget_cost, "seconds": args.budget_time}
+    given = {k: v for k, v in values.items() if v is not None}
+    try:
+        return RunBudget(**given) if given else None
+    except ValueError as exc:
+        raise SettingsError(
+            "a budget must be a positive number", where="--budget-*", hint="give tokens, cost or seconds > 0"
+        ) from exc
 
 
 def register_stats(sub: Any) -> None:
@@ -187,6 +227,9 @@ def _run(args: argparse.Namespace) -> int:
         address=args.address,
         evaluator=args.evaluator,
         retry_errors=args.retry_errors,
+        budget=budget_from(args),
+        cost_budget=args.suite_budget_cost,
+        rerun_budget=args.rerun_budget,
     )
     plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
     return asyncio.run(_session(plan))
@@ -227,6 +270,8 @@ async def _session(plan: SuitePlan) -> int:
         f"wall time {summary.wall_time:.1f} s, env utilisation {100 * summary.env_utilisation:.1f}% "
         f"({len(workers)} envs); summary in {out / 'summary.json'}"
     )
+    if summary.budget_note:
+        print(f"{summary.budget_note}: the remaining tasks did not start (--resume runs them)")
     errors = [t for t in summary.tasks if t.status == "error"]
     for outcome in errors:
         print(

@@ -189,3 +189,5 @@ class EpisodeResult(BaseModel):
     """The tokens of every model call of the run, summed; None when no call reported any."""
     cost: float | None = None
     """What the run's model calls cost in the price's currency; None when a price is unknown."""
+    limit: str | None = None
+    """Why a budget or the loop guard ended the run (status ``budget`` or ``stuck``), when one did."""

@@ -107,6 +107,9 @@ class Batch:
         resume: Skip tasks that already have a score in ``out``.
         retry_errors: Run a task that ended in an environment or model error again, up to this many
             more times; every attempt keeps its run store, the latest counts.
+        cost_budget: The most this session's runs may cost together: once reached, no task starts and
+            the runs in flight end ``budget`` at their next step (scored); the rest wait for a resume.
+        rerun_budget: With ``resume``, run again the tasks an earlier session's budget ended.
 
     Raises:
         StoreError: If ``out`` already holds runs and ``resume`` is off.
@@ -126,6 +129,8 @@ class Batch:
         info: BatchSummary | None = None,
         resume: bool = False,
         retry_errors: int = 0,
+        cost_budget: float | None = None,
+        rerun_budget: bool = False,
     ) -> None:
         if not workers:
             raise ValueError("a batch needs at least one worker")
@@ -137,8 +142,13 @@ class Batch:
         self.summary.tasks_total = len(self.entries)
         self.resume = resume
         self.retry_errors = max(0, retry_errors)
+        self.cost_budget = cost_budget
+        self.rerun_budget = rerun_budget
+        self.over_budget: str | None = None
+        """Why the suite's cost budget stopped it, once it did."""
         self._runs_before: Counter[tuple[str, str]] = Counter()
         self._tries: Counter[tuple[str, str]] = Counter()
+        self._run_here: set[str | None] = set()
         self.outcomes: dict[tuple[str, str], TaskOutcome] = {}
         self.skipped = 0
         self.running = 0
@@ -178,7 +188,11 @@ class Batch:
             )
         self._prior_sessions = list(prior.sessions) if prior is not None else []
         keys = {(e.domain, e.task.id) for e in self.entries}
-        self.outcomes = {k: o for k, o in earlier.items() if k in keys and o.scored}
+        self.outcomes = {
+            k: o
+            for k, o in earlier.items()
+            if k in keys and o.scored and not (self.rerun_budget and o.status == "budget")
+        }
         self.skipped = len(self.outcomes)
         return [e for e in self.entries if (e.domain, e.task.id) not in self.outcomes]
 
@@ -210,7 +224,7 @@ class Batch:
 
     async def _drive(self, worker: Worker, todo: deque[TaskEntry]) -> None:
         """Rollout-level scheduling: take the next task as soon as the last one ended."""
-        while todo and not self._stopping:
+        while todo and not self._stopping and self.over_budget is None:
             entry = todo.popleft()
             t0 = time.perf_counter()
             self.running += 1
@@ -235,14 +249,30 @@ class Batch:
             # The outcome counts at once; the OSWorld copy is made while the env goes on to its next task.
             key = (outcome.domain, outcome.task_id)
             self._tries[key] += 1
+            self._run_here.add(outcome.run_id)
             outcome.attempts = self._runs_before[key] + self._tries[key]
             self.outcomes[key] = outcome
             if self._retry(outcome, key):
                 todo.append(entry)
+            self._check_budget()
             self._done_here += 1
             recording = asyncio.ensure_future(self._record(outcome))
             self._recording.add(recording)
             recording.add_done_callback(self._recording.discard)
+
+    def _check_budget(self) -> None:
+        """Once this session's runs cost the suite's budget, end the runs in flight and start no more."""
+        if self.cost_budget is None or self.over_budget is not None:
+            return
+        spent = sum(o.cost or 0.0 for o in self.outcomes.values() if o.run_id in self._run_here)
+        if spent < self.cost_budget:
+            return
+        self.over_budget = f"suite cost budget of {self.cost_budget:g} used up ({spent:.4g})"
+        self.summary.budget_note = self.over_budget
+        for worker in self.workers:
+            end = getattr(worker, "end_for_budget", None)
+            if end is not None:
+                end(self.over_budget)
 
     def _retry(self, outcome: TaskOutcome, key: tuple[str, str]) -> bool:
         """Whether the task runs again: an environment or model error, with ``retry_errors`` left."""

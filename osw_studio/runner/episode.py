@@ -34,6 +34,7 @@ from psygnal import Signal
 
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.errors import GuestError, ModelError, OswError
+from osw_studio.core.limits import LoopGuard, screen_key
 from osw_studio.core.observation import Observation
 from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
 from osw_studio.core.price import total_cost
@@ -150,6 +151,11 @@ class Episode:
         self._call_users = 0
         self._error_kind: OutcomeKind | None = None
         self._step_limit = False
+        self._guard = LoopGuard(self.config.loop_repeats, self.config.loop_still_steps)
+        self._ended_by: Literal["budget", "stuck"] | None = None
+        self._limit: str | None = None
+        self._budget_request: str | None = None
+        self._run_started = time.time()
 
     # --- read-only state ----------------------------------------------------------------------------
 
@@ -236,6 +242,12 @@ class Episode:
             self._decision = _Decision("edited", list(actions))
         self._wake.set()
 
+    def end_for_budget(self, reason: str) -> None:
+        """End the run at the next step boundary as over budget (a suite's budget ran out): it is scored."""
+        if self._budget_request is None:
+            self._budget_request = reason
+            self._wake.set()
+
     def retry_model_call(self) -> None:
         """Call the model again for the step whose model call failed (see ``hold_on_model_error``)."""
         if self.model_error is not None:
@@ -309,14 +321,16 @@ class Episode:
         Errors a user can cause (an unreachable guest, a failing model endpoint, a broken evaluator)
         end the episode with status ``error``; they are emitted on ``error_raised``, not raised.
         """
-        started = time.time()
-        status: Literal["finished", "failed", "stopped", "error"] = "error"
+        started = self._run_started = time.time()
+        status: Literal["finished", "failed", "stopped", "error", "budget", "stuck"] = "error"
         score: float | None = None
         error: str | None = None
         try:
             try:
                 score = await self._run_steps()
                 status = "finished" if score >= 1.0 else "failed"
+                if self._ended_by is not None and score < 1.0:
+                    status = self._ended_by
             except _Stopped:
                 status = "stopped"
             except OswError as exc:
@@ -343,7 +357,7 @@ class Episode:
 
     def _finish(
         self,
-        status: Literal["finished", "failed", "stopped", "error"],
+        status: Literal["finished", "failed", "stopped", "error", "budget", "stuck"],
         score: float | None,
         error: str | None,
         started: float,
@@ -362,6 +376,7 @@ class Episode:
             started_at=started,
             finished_at=time.time(),
             kind=self._outcome_kind(status, score, error),
+            limit=self._limit,
             **self.spent(),
         )
         if self._evaluation is not None:
@@ -375,6 +390,23 @@ class Episode:
         self._set_state(EpisodeState(status))
         self.episode_finished.emit(result)
         return result
+
+    def _over_budget(self) -> bool:
+        """Whether the run's budget (or its suite's) ran out; the run then ends ``budget``, scored."""
+        reason = self._budget_request
+        budget = self.config.budget
+        if reason is None and budget is not None:
+            spent = self.spent()
+            usage = spent["usage"]
+            reason = budget.exceeded(
+                tokens=usage.total_tokens if usage is not None else 0,
+                cost=spent["cost"],
+                seconds=time.time() - self._run_started,
+            )
+        if reason is None:
+            return False
+        self._ended_by, self._limit = "budget", reason
+        return True
 
     def _outcome_kind(self, status: str, score: float | None, error: str | None) -> OutcomeKind:
         if status == "error" and self._error_kind is not None:
@@ -394,6 +426,9 @@ class Episode:
         while self._agent_steps < self.config.max_steps:
             if await self._hold():
                 observation = None  # the screen may have changed while the episode was held
+                self._guard.forget()  # a person was there: count afresh
+            if self._over_budget():
+                break
             timings: dict[str, float] = {}
             if observation is None:
                 self._set_state(EpisodeState.OBSERVING)
@@ -401,7 +436,19 @@ class Episode:
                 observation = await self._timed("observe", self._observe())
                 timings["observe"] = time.perf_counter() - t0
                 self.observation_taken.emit(observation)
+            screen = screen_key(observation.screenshot) if self._guard.enabled else ""
+            stuck = self._guard.check(screen) if self._guard.enabled else None
+            if stuck is not None:
+                if not self.config.is_attended:
+                    self._ended_by, self._limit = "stuck", f"loop guard: {stuck}"
+                    break
+                self._guard.forget()  # held for the person; the run goes on when they resume it
+                self._set_paused(True)
+                self.help_requested.emit(f"The run looks stuck: {stuck}.")
+                continue
             ended = await self._agent_step(observation, timings)
+            if self._guard.enabled and self.steps:
+                self._guard.record(screen, self.steps[-1].executed)
             observation = None
             if ended:
                 break

@@ -132,6 +132,13 @@ class EnvSlot:
         self.recycled: Counter[str] = Counter()
         """Envs closed by reason: ``error`` (after a failed task), ``task`` (one per task), ``close``."""
         self._stopping = False
+        self._budget: str | None = None
+
+    def end_for_budget(self, reason: str) -> None:
+        """The suite's budget ran out: the run in flight ends ``budget`` at its next step (and is scored)."""
+        self._budget = reason
+        if self.episode is not None:
+            self.episode.end_for_budget(reason)
 
     async def run(self, entry: TaskEntry) -> TaskOutcome:
         """Run one task; never raises for the task's own trouble (see the module docstring)."""
@@ -210,6 +217,8 @@ class EnvSlot:
         outcome.run_id = store.run_id if store is not None else None
         if self._stopping:
             self.episode.stop()
+        if self._budget is not None:
+            self.episode.end_for_budget(self._budget)
         result = await self.episode.run()
         outcome.score = result.score
         outcome.success = result.success

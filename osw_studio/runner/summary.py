@@ -149,6 +149,8 @@ class BatchSummary(BaseModel):
     wall_time: float = 0.0
     sessions: list[Session] = Field(default_factory=list)
     tasks: list[TaskOutcome] = Field(default_factory=list)
+    budget_note: str | None = None
+    """Why the suite's cost budget stopped the latest session, when it did."""
 
 
 class DomainStats(BaseModel):

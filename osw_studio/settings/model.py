@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field
 
 from osw_studio.actions.coords import CoordMode
 from osw_studio.core.errors import SettingsError
+from osw_studio.core.limits import RunBudget
 from osw_studio.core.price import Price
 from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
@@ -314,6 +315,13 @@ class Profile(_Section):
     parse_exhausted: ParseExhausted | None = None
     price: Price | None = None
     """Overrides the settings' ``prices`` entry for this profile's model (per million tokens)."""
+    budget: RunBudget | None = None
+    """The most one run may spend (``tokens``, ``cost``, ``seconds``); past it the run ends ``budget``."""
+    loop_repeats: int | None = Field(default=None, ge=0, le=1000)
+    """The loop guard: the same actions on an unchanged screen this many times ends the run ``stuck``
+    (attended: holds it for the person); 0 switches it off; default 5."""
+    loop_still_steps: int | None = Field(default=None, ge=0, le=1000)
+    """The loop guard: this many steps in a row with no change on the screen is stuck; 0: off; default 10."""
 
     @field_validator("base_url")
     @classmethod
@@ -375,6 +383,9 @@ class ResolvedProfile(BaseModel):
     parse_exhausted: ParseExhausted = "error"
     price: Price | None = None
     """The model's price: the profile's own, else the settings' ``prices`` entry; None when unknown."""
+    budget: RunBudget | None = None
+    loop_repeats: int = 5
+    loop_still_steps: int = 10
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -559,6 +570,9 @@ class Settings(BaseModel):
             reask_min_temperature=profile.reask_min_temperature,
             parse_exhausted=profile.parse_exhausted or "error",
             price=profile.price or self.prices.get(profile.model or mp.model),
+            budget=profile.budget,
+            loop_repeats=_pick(profile.loop_repeats, 5),
+            loop_still_steps=_pick(profile.loop_still_steps, 10),
         )
 
 
