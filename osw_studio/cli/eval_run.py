@@ -115,6 +115,14 @@ def register_run(sub: Any) -> None:
     )
     add_budget_arguments(parser)
     parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run the suite K times, each task on a fresh desktop, into OUT/repeat-1 ... OUT/repeat-K; "
+        "`eval stats OUT` then reports the mean with its interval, pass@k and pass^k",
+    )
+    parser.add_argument(
         "--suite-budget-cost",
         type=float,
         metavar="C",
@@ -175,8 +183,11 @@ def register_stats(sub: Any) -> None:
 
 def _stats(args: argparse.Namespace) -> int:
     from osw_studio.runner.accounting import compare, comparison_json, format_accounting, format_comparison
+    from osw_studio.runner.repeats import repeat_folders
     from osw_studio.runner.summary import compute_stats, format_stats, load_outcomes
 
+    if not args.compare and repeat_folders(Path(args.dir)):
+        return _repeat_stats(args, repeat_folders(Path(args.dir)))
     folders = [args.dir, *([args.compare] if args.compare else [])]
     loaded = [load_outcomes(folder) for folder in folders]
     stats = [compute_stats(outcomes, label) for label, outcomes in loaded]
@@ -197,6 +208,20 @@ def _stats(args: argparse.Namespace) -> int:
     if paired is not None:
         print()
         print(visible(format_comparison(paired, stats[0].label, stats[1].label), keep="\n"))
+    return 0
+
+
+def _repeat_stats(args: argparse.Namespace, folders: list[Path]) -> int:
+    from osw_studio.runner.repeats import compute_repeats, format_repeats, repeats_json
+    from osw_studio.runner.summary import compute_stats, load_outcomes
+
+    loaded = [load_outcomes(folder) for folder in folders]
+    rows = compute_repeats([outcomes for _, outcomes in loaded])
+    if args.json:
+        runs = [compute_stats(o, f.name).to_json() for f, (_, o) in zip(folders, loaded, strict=True)]
+        print(json.dumps({"repeats": repeats_json(rows), "runs": runs}, indent=2))
+    else:
+        print(visible(format_repeats(rows), keep="\n"))
     return 0
 
 
@@ -231,8 +256,30 @@ def _run(args: argparse.Namespace) -> int:
         cost_budget=args.suite_budget_cost,
         rerun_budget=args.rerun_budget,
     )
+    if args.repeats > 1:
+        return _repeated(settings, request, args.repeats)
     plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
     return asyncio.run(_session(plan))
+
+
+def _repeated(settings: Any, request: Any, repeats: int) -> int:
+    """``--repeats K``: the suite K times, into ``OUT/repeat-i``, each task on a fresh desktop."""
+    import dataclasses
+
+    from osw_studio.runner.repeats import compute_repeats, format_repeats, repeat_dir
+    from osw_studio.runner.suite import DEFAULT_OUT, plan_suite
+    from osw_studio.runner.summary import load_outcomes
+
+    base = Path(request.out or settings.evaluation.output_dir or DEFAULT_OUT)
+    codes = []
+    for index in range(1, repeats + 1):
+        print(f"repeat {index} of {repeats}", flush=True)
+        one = dataclasses.replace(request, out=repeat_dir(base, index), recycle="task")
+        plan = plan_suite(settings, one, report=lambda text: print(text, file=sys.stderr))
+        codes.append(asyncio.run(_session(plan)))
+    rows = compute_repeats([load_outcomes(repeat_dir(base, i))[1] for i in range(1, repeats + 1)])
+    print(visible(format_repeats(rows), keep="\n"))
+    return max(codes)
 
 
 async def _session(plan: SuitePlan) -> int:
