@@ -3,7 +3,7 @@
 :func:`format_accounting` prints, per domain and in total, the OSWorld-compatible rate with its 95%
 interval, the rate over valid runs, the outcome kinds, tokens and cost. :func:`compare` pairs the tasks
 two folders share and tests, per domain, whether their difference is significant: the exact McNemar
-test on solved/unsolved pairs and a paired bootstrap of the fractional scores.
+test on solved/unsolved pairs, or a paired bootstrap when some scores are fractional.
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ class DomainComparison(BaseModel):
         diff_mean: B's mean score minus A's, over the shared tasks.
         diff_low: The paired bootstrap's 2.5th percentile of that difference.
         diff_high: Its 97.5th percentile.
-        significant: Whether either test finds a difference at :data:`ALPHA` (the bootstrap interval
-            leaving out 0).
+        decided_by: ``mcnemar`` when every score of the domain is 0 or 1 (the exact test of such
+            pairs), ``bootstrap`` when some are fractional.
+        significant: Whether that test finds a difference at :data:`ALPHA` (McNemar's p below it, or
+            the bootstrap's 95% interval leaving out 0).
     """
 
     name: str
@@ -49,6 +51,7 @@ class DomainComparison(BaseModel):
     diff_mean: float
     diff_low: float
     diff_high: float
+    decided_by: str
     significant: bool
 
 
@@ -62,6 +65,7 @@ def _row(name: str, pairs: Sequence[tuple[TaskOutcome, TaskOutcome]], seed: int)
     p = mcnemar_exact(only_a, only_b)
     boot = paired_bootstrap([b - a for a, b in zip(a_scores, b_scores, strict=True)], seed=seed)
     n = len(pairs)
+    fractional = any(s not in (0.0, 1.0) for s in (*a_scores, *b_scores))
     return DomainComparison(
         name=name,
         shared=n,
@@ -73,7 +77,8 @@ def _row(name: str, pairs: Sequence[tuple[TaskOutcome, TaskOutcome]], seed: int)
         diff_mean=round(boot.mean, 6) if boot else 0.0,
         diff_low=round(boot.low, 6) if boot else 0.0,
         diff_high=round(boot.high, 6) if boot else 0.0,
-        significant=p < ALPHA or (boot is not None and boot.significant),
+        decided_by="bootstrap" if fractional else "mcnemar",
+        significant=(boot is not None and boot.significant) if fractional else p < ALPHA,
     )
 
 
@@ -103,7 +108,8 @@ def comparison_json(rows: Sequence[DomainComparison]) -> dict[str, Any]:
     """The comparison as ``eval stats --json`` carries it."""
     return {
         "alpha": ALPHA,
-        "tests": "exact McNemar on solved/unsolved pairs; paired bootstrap (10000 rounds, seed 0) of B - A",
+        "tests": "exact McNemar on solved/unsolved pairs (decides when every score is 0 or 1); paired "
+        "bootstrap (10000 rounds, seed 0) of B - A (decides when some scores are fractional)",
         "domains": [r.model_dump() for r in rows if r.name != "total"],
         "total": next(r.model_dump() for r in rows if r.name == "total"),
     }
@@ -151,12 +157,12 @@ def format_comparison(rows: Sequence[DomainComparison], a: str, b: str) -> str:
     lines = [
         f"paired comparison of {a} (A) and {b} (B) on the tasks both ran",
         f"{'domain':<20}{'shared':>7}{'A':>8}{'B':>8}{'A only':>8}{'B only':>8}{'McNemar p':>11}"
-        f"{'B-A (95% bootstrap)':>26}  significant",
+        f"{'B-A (95% bootstrap)':>26}  significant (test)",
     ]
     for r in rows:
         boot = f"{r.diff_mean:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
         lines.append(
             f"{r.name[:19]:<20}{r.shared:>7}{r.rate_a:>7.1f}%{r.rate_b:>7.1f}%{r.only_a:>8}{r.only_b:>8}"
-            f"{r.mcnemar_p:>11.4f}{boot:>26}  {'yes' if r.significant else 'no'}"
+            f"{r.mcnemar_p:>11.4f}{boot:>26}  {'yes' if r.significant else 'no'} ({r.decided_by})"
         )
     return "\n".join(lines)

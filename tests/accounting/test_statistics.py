@@ -110,8 +110,9 @@ def test_compare_two_folders_per_domain(tmp_path: Path, capsys: pytest.CaptureFi
     text = capsys.readouterr().out
     assert "paired comparison of model-a (A) and model-b (B)" in text
     comparison = text.split("paired comparison")[1].splitlines()
-    assert next(line for line in comparison if line.startswith("gimp")).split()[-1] == "no"
-    assert next(line for line in comparison if line.startswith("os")).split()[-1] == "yes"  # the bootstrap
+    assert next(line for line in comparison if line.startswith("gimp")).split()[-2] == "no"
+    # scores of 0 and 1 only: McNemar decides, p = 0.065
+    assert next(line for line in comparison if line.startswith("os")).split()[-2:] == ["no", "(mcnemar)"]
 
 
 def three_repeats() -> list[list[TaskOutcome]]:
@@ -176,3 +177,13 @@ def test_eval_run_repeats_each_task_on_fresh_desktops(tmp_path: Path) -> None:
     assert [[t["kind"] for t in tasks] for tasks in runs] == [["solved"], ["solved"]]
     assert runs[0][0]["run_id"] != runs[1][0]["run_id"]
     assert "2 repeats" in proc.stdout and "pass@2" in proc.stdout
+
+
+def test_fractional_scores_are_compared_by_the_paired_bootstrap() -> None:
+    a = [outcome(f"t{i}", "calc", 0.25) for i in range(8)]
+    b = [outcome(f"t{i}", "calc", 0.75 if i < 6 else 0.25) for i in range(8)]
+    calc, _ = compare(a, b)
+    # no task solved by either: McNemar sees nothing; the bootstrap sees B 0.375 higher on average
+    assert (calc.only_a, calc.only_b, calc.mcnemar_p) == (0, 0, 1.0)
+    assert calc.decided_by == "bootstrap" and calc.significant
+    assert calc.diff_mean == pytest.approx(6 * 0.5 / 8) and calc.diff_low > 0
