@@ -64,7 +64,7 @@ def _slots(widget: QWidget, names: list[str]) -> dict[str, QRectF]:
     """Each domain's full-height slot in a bar chart (axis on the left, names below)."""
     if not names:
         return {}
-    left, top, bottom = 36.0, 12.0, 40.0
+    left, top, bottom = 44.0, 12.0, 40.0
     width = max(1.0, widget.width() - left - 8.0)
     height = max(1.0, widget.height() - top - bottom)
     slot = width / len(names)
@@ -79,8 +79,8 @@ def _axis(painter: QPainter, widget: QWidget, first: QRectF, labels: tuple[tuple
     painter.setPen(QColor(text.red(), text.green(), text.blue(), 60))
     for share, label in labels:
         y = first.bottom() - first.height() * share
-        painter.drawLine(30, int(y), widget.width() - 4, int(y))
-        painter.drawText(QRectF(0, y - 8, 28, 16), Qt.AlignmentFlag.AlignRight, label)
+        painter.drawLine(38, int(y), widget.width() - 4, int(y))
+        painter.drawText(QRectF(0, y - 8, 36, 16), Qt.AlignmentFlag.AlignRight, label)
 
 
 def _names(painter: QPainter, widget: QWidget, slots: dict[str, QRectF]) -> None:
