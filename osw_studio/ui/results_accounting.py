@@ -90,21 +90,25 @@ def _names(painter: QPainter, widget: QWidget, slots: dict[str, QRectF]) -> None
         painter.drawText(label, Qt.AlignmentFlag.AlignHCenter | Qt.TextFlag.TextWordWrap, name)
 
 
-class IntervalChart(QWidget):
-    """Each domain's rate (and the total's) as a bar, its 95% Wilson interval as an error bar."""
+class _DomainChart(QWidget):
+    """A chart of one bar per statistics row."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[DomainStats] = []
         self.setMinimumHeight(150)
 
-    def sizeHint(self) -> QSize:  # noqa: D102 (Qt override)
+    def sizeHint(self) -> QSize:
         return QSize(480, 200)
 
     def set_rows(self, rows: list[DomainStats]) -> None:
         """Show these rows."""
         self.rows = list(rows)
         self.update()
+
+
+class IntervalChart(_DomainChart):
+    """Each domain's rate (and the total's) as a bar, its 95% Wilson interval as an error bar."""
 
     def error_bars(self) -> dict[str, tuple[float, float]]:
         """Per row: the interval drawn, in percent (as :attr:`DomainStats.interval`)."""
@@ -135,21 +139,8 @@ class IntervalChart(QWidget):
         _names(painter, self, slots)
 
 
-class KindsChart(QWidget):
+class KindsChart(_DomainChart):
     """One stacked bar per domain: how many of its tasks ended each way (:class:`OutcomeKind`)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.rows: list[DomainStats] = []
-        self.setMinimumHeight(150)
-
-    def sizeHint(self) -> QSize:  # noqa: D102 (Qt override)
-        return QSize(480, 200)
-
-    def set_rows(self, rows: list[DomainStats]) -> None:
-        """Show these rows."""
-        self.rows = list(rows)
-        self.update()
 
     def segments(self) -> dict[str, list[tuple[str, int]]]:
         """Per domain, bottom to top: each kind and its count (the order of :class:`OutcomeKind`)."""
