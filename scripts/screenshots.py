@@ -9,19 +9,22 @@ task's reference solution in approve mode, so every picture shows a real guest s
 - history.png: a finished run opened from the run history, its timeline marked;
 - review.png: that run in the review window, a step labelled wrong with its actions open to correct;
 - results.png: the Results dock over the runs folder, per domain, with the domain's tasks;
+- accounting.png: the Results dock's accounting over two example results folders (made up here, two
+  models on the same 40 tasks): rates with their intervals, why tasks ended, cost, the comparison;
 - export.png: File > Export runs… after exporting the run as SFT chat data;
 - settings.png: the settings dialog;
 - maximised.png: a maximised 1920x1080 window on a 1920x1080 guest, the viewer taking the space so the
   guest's text stays readable;
 - small.png: the same window at 1280x720, the smallest it is made for.
 
-Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR]
+Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR] [--accounting] (only accounting.png, no sandbox)
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 import sys
 import tempfile
 from collections.abc import Callable
@@ -30,8 +33,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from osw_studio.agent.registry import make_agent
 from osw_studio.core.actions import Typing
@@ -116,6 +119,8 @@ async def render(window: MainWindow, out: Path) -> None:
     await asyncio.sleep(0.3)
     save(window, out, "results.png")
 
+    await render_accounting(window, out, window.services.runs_dir.parent)
+
     window.history.tree.selectAll()
     exporter = window.open_export()
     exporter.format.setCurrentText("sft-messages")
@@ -149,8 +154,90 @@ async def render(window: MainWindow, out: Path) -> None:
     save(window, out, "small.png")
 
 
+def example_results(root: Path) -> tuple[Path, Path]:
+    """Two results folders of two made-up models on the same 40 tasks, with tokens and costs."""
+    from osw_studio.core.outcome import OutcomeKind
+    from osw_studio.core.step import Usage
+    from osw_studio.runner.summary import BatchSummary, TaskOutcome, write_summary
+
+    domains = ["chrome", "gimp", "libreoffice_calc", "os", "vs_code"]
+    kinds_a = "ssffsFtsesssffsTsmsfs"
+    kinds_b = "sssfsssesssfsssssfss"
+    names = {
+        "s": OutcomeKind.SOLVED,
+        "f": OutcomeKind.FAILED,
+        "F": OutcomeKind.STEP_LIMIT,
+        "t": OutcomeKind.STUCK,
+        "e": OutcomeKind.ENV_ERROR,
+        "m": OutcomeKind.MODEL_ERROR,
+        "T": OutcomeKind.TIMEOUT,
+    }
+    folders = []
+    for seed, (name, kinds, price) in enumerate((("model-a", kinds_a, 0.004), ("model-b", kinds_b, 0.011))):
+        draw = random.Random(seed)
+        tasks = []
+        for i in range(40):
+            kind = names[draw.choice(kinds)]
+            solved = kind is OutcomeKind.SOLVED
+            error = not kind.valid
+            tokens = 20_000 + (i * 3_517) % 60_000
+            tasks.append(
+                TaskOutcome(
+                    task_id=f"task-{i:02d}",
+                    domain=domains[i % len(domains)],
+                    score=None if error else 1.0 if solved else 0.0,
+                    success=solved,
+                    status="error" if error else "finished" if solved else "failed",
+                    kind=kind,
+                    usage=Usage(
+                        prompt_tokens=tokens, completion_tokens=tokens // 20, total_tokens=tokens * 21 // 20
+                    ),
+                    cost=round(tokens / 1000 * price, 4),
+                )
+            )
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        write_summary(folder, BatchSummary(model=name, tasks=tasks))
+        folders.append(folder)
+    return folders[0], folders[1]
+
+
+async def render_accounting(window: MainWindow, out: Path, scratch: Path) -> None:
+    a, b = example_results(scratch / "examples")
+    window.show_results(a)
+    dock = window.docks["results"]
+    dock.raise_()
+    window.resizeDocks([dock], [1000], Qt.Orientation.Horizontal)
+    panel = window.results.accounting
+    splitter = panel.parentWidget()
+    assert isinstance(splitter, QSplitter)
+    splitter.setSizes([150, 420, 150])
+    pictures = []
+    for index in range(panel.count()):
+        panel.setCurrentIndex(index)
+        if index == panel.count() - 1:
+            panel.compare_with(b)
+        await asyncio.sleep(0.3)
+        pictures.append(panel.grab())
+    # the four tabs side by side in one picture
+    from PySide6.QtGui import QPainter, QPixmap
+
+    width = sum(p.width() for p in pictures[:2])
+    height = max(p.height() for p in pictures) * 2
+    sheet = QPixmap(width, height)
+    sheet.fill(window.palette().window().color())
+    painter = QPainter(sheet)
+    for index, picture in enumerate(pictures):
+        painter.drawPixmap((index % 2) * pictures[0].width(), (index // 2) * (height // 2), picture)
+    painter.end()
+    sheet.save(str(out / "accounting.png"))
+    print(f"wrote {out / 'accounting.png'}")
+
+
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshots"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    only_accounting = "--accounting" in sys.argv[1:]
+    out = Path(args[0]) if args else ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
@@ -174,7 +261,10 @@ def main() -> int:
         window.show()
         with loop:
             try:
-                loop.run_until_complete(render(window, out))
+                if only_accounting:
+                    loop.run_until_complete(render_accounting(window, out, Path(tmp)))
+                else:
+                    loop.run_until_complete(render(window, out))
             finally:
                 loop.run_until_complete(window.shutdown())
     return 0

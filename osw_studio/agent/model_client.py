@@ -144,7 +144,15 @@ class _Accumulator:
                 prompt_tokens=usage.prompt_tokens or 0,
                 completion_tokens=usage.completion_tokens or 0,
                 total_tokens=usage.total_tokens or 0,
+                reasoning_tokens=_detail(usage, "completion_tokens_details", "reasoning_tokens"),
+                cached_tokens=_detail(usage, "prompt_tokens_details", "cached_tokens"),
             )
+
+
+def _detail(usage: Any, group: str, name: str) -> int | None:
+    """A token count the API reports in a details group (``None`` when it does not report it)."""
+    value = getattr(getattr(usage, group, None), name, None)
+    return int(value) if isinstance(value, int) else None
 
 
 class ModelClient:

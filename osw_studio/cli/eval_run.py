@@ -19,6 +19,7 @@ from osw_studio.core.agent_specs import SUITE_AGENTS
 from osw_studio.core.terminal import VisibleStream, visible
 
 if TYPE_CHECKING:
+    from osw_studio.core.limits import RunBudget
     from osw_studio.runner.batch import Batch, BatchProgress
     from osw_studio.runner.suite import SuitePlan
     from osw_studio.runner.summary import TaskOutcome
@@ -99,7 +100,62 @@ def register_run(sub: Any) -> None:
         help="Ray cluster address (default: start a Ray instance on this machine)",
     )
     parser.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
+    parser.add_argument(
+        "--retry-errors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a task that ended in an environment or model error again, up to N more times "
+        "(every attempt stays in OUT/runs; the latest counts)",
+    )
+    add_budget_arguments(parser)
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run the suite K times, each task on a fresh desktop, into OUT/repeat-1 ... OUT/repeat-K; "
+        "`eval stats OUT` then reports the mean with its interval, pass@k and pass^k",
+    )
+    parser.add_argument(
+        "--suite-budget-cost",
+        type=float,
+        metavar="C",
+        help="the most this session's runs may cost together: then no task starts and the runs in flight "
+        "end as budget (scored); --resume goes on",
+    )
+    parser.add_argument(
+        "--rerun-budget", action="store_true", help="with --resume, also rerun the tasks a budget ended"
+    )
     parser.set_defaults(handler=_run)
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--budget-tokens``, ``--budget-cost`` and ``--budget-time``: each run's budget."""
+    parser.add_argument(
+        "--budget-tokens", type=int, metavar="N", help="end a run as budget once it used N tokens (scored)"
+    )
+    parser.add_argument(
+        "--budget-cost", type=float, metavar="C", help="end a run as budget once it cost C (needs a price)"
+    )
+    parser.add_argument(
+        "--budget-time", type=float, metavar="S", help="end a run as budget after S seconds (scored)"
+    )
+
+
+def budget_from(args: argparse.Namespace) -> RunBudget | None:
+    """The run budget the arguments ask for (None: the profile's)."""
+    from osw_studio.core.errors import SettingsError
+    from osw_studio.core.limits import RunBudget
+
+    values = {"tokens": args.budget_tokens, "cost": args.budget_cost, "seconds": args.budget_time}
+    given = {k: v for k, v in values.items() if v is not None}
+    try:
+        return RunBudget(**given) if given else None
+    except ValueError as exc:
+        raise SettingsError(
+            "a budget must be a positive number", where="--budget-*", hint="give tokens, cost or seconds > 0"
+        ) from exc
 
 
 def register_stats(sub: Any) -> None:
@@ -121,18 +177,46 @@ def register_stats(sub: Any) -> None:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from osw_studio.runner.accounting import compare, comparison_json, format_accounting, format_comparison
+    from osw_studio.runner.repeats import repeat_folders
     from osw_studio.runner.summary import compute_stats, format_stats, load_outcomes
 
+    if not args.compare and repeat_folders(Path(args.dir)):
+        return _repeat_stats(args, repeat_folders(Path(args.dir)))
     folders = [args.dir, *([args.compare] if args.compare else [])]
-    stats = [compute_stats(outcomes, label) for label, outcomes in map(load_outcomes, folders)]
+    loaded = [load_outcomes(folder) for folder in folders]
+    stats = [compute_stats(outcomes, label) for label, outcomes in loaded]
     if len(stats) == 2 and stats[0].label == stats[1].label:
         for s, folder in zip(stats, folders, strict=True):
             s.label = Path(folder).name or s.label
+    paired = compare(loaded[0][1], loaded[1][1]) if len(loaded) == 2 else None
     if args.json:
-        data: Any = [s.to_json() for s in stats] if args.compare else stats[0].to_json()
+        data: Any = stats[0].to_json()
+        if paired is not None:
+            data = {"folders": [s.to_json() for s in stats], "comparison": comparison_json(paired)}
         print(json.dumps(data, indent=2))
+        return 0
+    print(format_stats(stats))
+    for s in stats:
+        print(f"\n{visible(s.label)}: OSWorld rate (every started task, errors as 0) and valid-run rate")
+        print(visible(format_accounting(s), keep="\n"))
+    if paired is not None:
+        print()
+        print(visible(format_comparison(paired, stats[0].label, stats[1].label), keep="\n"))
+    return 0
+
+
+def _repeat_stats(args: argparse.Namespace, folders: list[Path]) -> int:
+    from osw_studio.runner.repeats import compute_repeats, format_repeats, repeats_json
+    from osw_studio.runner.summary import compute_stats, load_outcomes
+
+    loaded = [load_outcomes(folder) for folder in folders]
+    rows = compute_repeats([outcomes for _, outcomes in loaded])
+    if args.json:
+        runs = [compute_stats(o, f.name).to_json() for f, (_, o) in zip(folders, loaded, strict=True)]
+        print(json.dumps({"repeats": repeats_json(rows), "runs": runs}, indent=2))
     else:
-        print(format_stats(stats))
+        print(visible(format_repeats(rows), keep="\n"))
     return 0
 
 
@@ -163,10 +247,36 @@ def _run(args: argparse.Namespace) -> int:
         backend=args.backend,
         address=args.address,
         evaluator=args.evaluator,
+        retry_errors=args.retry_errors,
+        budget=budget_from(args),
+        cost_budget=args.suite_budget_cost,
+        rerun_budget=args.rerun_budget,
     )
+    if args.repeats > 1:
+        return _repeated(settings, request, args.repeats)
     plan = plan_suite(settings, request, report=lambda text: print(text, file=sys.stderr))
     with OutLock(plan.out):  # two runs on one --out would interleave their results
         return asyncio.run(_session(plan))
+
+
+def _repeated(settings: Any, request: Any, repeats: int) -> int:
+    """``--repeats K``: the suite K times, into ``OUT/repeat-i``, each task on a fresh desktop."""
+    import dataclasses
+
+    from osw_studio.runner.repeats import compute_repeats, format_repeats, repeat_dir
+    from osw_studio.runner.suite import DEFAULT_OUT, plan_suite
+    from osw_studio.runner.summary import load_outcomes
+
+    base = Path(request.out or settings.evaluation.output_dir or DEFAULT_OUT)
+    codes = []
+    for index in range(1, repeats + 1):
+        print(f"repeat {index} of {repeats}", flush=True)
+        one = dataclasses.replace(request, out=repeat_dir(base, index), recycle="task")
+        plan = plan_suite(settings, one, report=lambda text: print(text, file=sys.stderr))
+        codes.append(asyncio.run(_session(plan)))
+    rows = compute_repeats([load_outcomes(repeat_dir(base, i))[1] for i in range(1, repeats + 1)])
+    print(visible(format_repeats(rows), keep="\n"))
+    return max(codes)
 
 
 async def _session(plan: SuitePlan) -> int:
@@ -204,6 +314,8 @@ async def _session(plan: SuitePlan) -> int:
         f"wall time {summary.wall_time:.1f} s, env utilisation {100 * summary.env_utilisation:.1f}% "
         f"({len(workers)} envs); summary in {out / 'summary.json'}"
     )
+    if summary.budget_note:
+        print(f"{summary.budget_note}: the remaining tasks did not start (--resume runs them)")
     errors = [t for t in summary.tasks if t.status == "error"]
     for outcome in errors:
         print(
@@ -234,10 +346,14 @@ def render_bar(progress: BatchProgress, width: int = 24) -> str:
     '[##......] 1/4  ok 1  running 2  elapsed 0:30  eta 1:30'
     """
     filled = int(width * progress.done / progress.total) if progress.total else width
-    return (
+    text = (
         f"[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total}  ok {progress.successes}"
         f"  running {progress.running}  elapsed {_clock(progress.elapsed)}  eta {_clock(progress.eta)}"
     )
+    if progress.tokens:
+        cost = "cost ?" if progress.cost is None else f"${progress.cost:.4f}"
+        text += f"  {progress.tokens} tokens {cost}"
+    return text
 
 
 class ProgressBar:

@@ -19,17 +19,47 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from osw_studio.core.actions import Action
+from osw_studio.core.outcome import OutcomeKind
 
 StepSource = Literal["agent", "human"]
 Verdict = Literal["auto", "approved", "edited", "skipped", "human", "error"]
 
 
 class Usage(BaseModel):
-    """Token counts of one model call."""
+    """Token counts of one model call (or, summed, of a run).
+
+    Attributes:
+        prompt_tokens: Input tokens, cached ones included.
+        completion_tokens: Output tokens, reasoning ones included.
+        total_tokens: Both.
+        reasoning_tokens: Of the output, the tokens spent reasoning, when the API reports them.
+        cached_tokens: Of the input, the tokens read from the provider's prompt cache, when reported.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        """The two counts summed; a count neither reported stays unreported.
+
+        >>> (Usage(prompt_tokens=3, cached_tokens=1) + Usage(prompt_tokens=2)).model_dump()
+        {'prompt_tokens': 5, 'completion_tokens': 0, 'total_tokens': 0, 'reasoning_tokens': None, \
+'cached_tokens': 1}
+        """
+
+        def both(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            reasoning_tokens=both(self.reasoning_tokens, other.reasoning_tokens),
+            cached_tokens=both(self.cached_tokens, other.cached_tokens),
+        )
 
 
 class ReplyAttempt(BaseModel):
@@ -90,6 +120,7 @@ class StepRecord(BaseModel):
         error: What went wrong in this step, if anything.
         timings: Seconds per phase (``observe``, ``predict``, ``parse``, ``gate``, ``execute``, ``settle``).
         usage: Tokens used by the model call.
+        cost: What the call cost at the model's price (None when the price or the usage is unknown).
         logprobs: Per-token log-probabilities, when the endpoint returned them.
         entropy: Mean token entropy of the reply, when logprobs were available.
         attempts: Earlier replies of this step that could not be parsed, in order, when the agent asked
@@ -115,6 +146,7 @@ class StepRecord(BaseModel):
     error: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
     usage: Usage | None = None
+    cost: float | None = None
     logprobs: list[float] | None = None
     entropy: float | None = None
     attempts: list[ReplyAttempt] = Field(default_factory=list)
@@ -134,7 +166,8 @@ class EpisodeResult(BaseModel):
         domain: The task's domain (OSWorld's folder name, e.g. ``os``).
         task_id: The task's id.
         model: The model that acted (or ``replay`` / ``human``).
-        status: ``finished``, ``failed``, ``stopped``, ``error`` or ``interrupted``.
+        status: ``finished``, ``failed``, ``stopped``, ``error``, ``interrupted``, ``budget`` (a budget
+            ran out; scored) or ``stuck`` (the loop guard ended it; scored).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -146,7 +179,15 @@ class EpisodeResult(BaseModel):
     domain: str | None = None
     task_id: str
     model: str | None = None
-    status: Literal["finished", "failed", "stopped", "error", "interrupted"] = "finished"
+    status: Literal["finished", "failed", "stopped", "error", "interrupted", "budget", "stuck"] = "finished"
     assisted: bool = False
     """Whether a person helped: an edited proposal, a takeover or a person's own steps (Results count
     such runs apart from the agent's own successes)."""
+    kind: OutcomeKind | None = None
+    """Why the run ended (:mod:`osw_studio.core.outcome`); None in results written before kinds."""
+    usage: Usage | None = None
+    """The tokens of every model call of the run, summed; None when no call reported any."""
+    cost: float | None = None
+    """What the run's model calls cost in the price's currency; None when a price is unknown."""
+    limit: str | None = None
+    """Why a budget or the loop guard ended the run (status ``budget`` or ``stuck``), when one did."""

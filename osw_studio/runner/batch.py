@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +34,7 @@ from typing import Protocol
 from psygnal import Signal
 
 from osw_studio.core.errors import OswError, StoreError
+from osw_studio.core.outcome import RETRYABLE_KINDS, error_kind
 from osw_studio.runner.summary import (
     RESULTS_DIR,
     RUNS_DIR,
@@ -80,6 +81,8 @@ class BatchProgress:
         successes: Tasks scored 1.0 so far.
         elapsed: Seconds since this session began.
         eta: Seconds until the end at the pace so far, or None before the first task ends.
+        tokens: Tokens the suite's runs used so far.
+        cost: What they cost; None when some run used tokens at an unknown price.
     """
 
     total: int
@@ -89,6 +92,8 @@ class BatchProgress:
     successes: int
     elapsed: float
     eta: float | None
+    tokens: int = 0
+    cost: float | None = 0.0
 
 
 class Batch:
@@ -100,6 +105,11 @@ class Batch:
         workers: The pool, one worker per env.
         info: The summary's header (suite, agent, model, provider, backend, max_steps).
         resume: Skip tasks that already have a score in ``out``.
+        retry_errors: Run a task that ended in an environment or model error again, up to this many
+            more times; every attempt keeps its run store, the latest counts.
+        cost_budget: The most this session's runs may cost together: once reached, no task starts and
+            the runs in flight end ``budget`` at their next step (scored); the rest wait for a resume.
+        rerun_budget: With ``resume``, run again the tasks an earlier session's budget ended.
 
     Raises:
         StoreError: If ``out`` already holds runs and ``resume`` is off.
@@ -118,6 +128,9 @@ class Batch:
         *,
         info: BatchSummary | None = None,
         resume: bool = False,
+        retry_errors: int = 0,
+        cost_budget: float | None = None,
+        rerun_budget: bool = False,
     ) -> None:
         if not workers:
             raise ValueError("a batch needs at least one worker")
@@ -128,6 +141,14 @@ class Batch:
         self.summary = (info or BatchSummary()).model_copy(deep=True)
         self.summary.tasks_total = len(self.entries)
         self.resume = resume
+        self.retry_errors = max(0, retry_errors)
+        self.cost_budget = cost_budget
+        self.rerun_budget = rerun_budget
+        self.over_budget: str | None = None
+        """Why the suite's cost budget stopped it, once it did."""
+        self._runs_before: Counter[tuple[str, str]] = Counter()
+        self._tries: Counter[tuple[str, str]] = Counter()
+        self._run_here: set[str | None] = set()
         self.outcomes: dict[tuple[str, str], TaskOutcome] = {}
         self.skipped = 0
         self.running = 0
@@ -149,7 +170,9 @@ class Batch:
         Raises:
             StoreError: If ``out`` holds runs and ``resume`` is off, or a run of another model.
         """
-        earlier = latest_outcomes(scan_runs(self.runs_dir)) if self.runs_dir.is_dir() else {}
+        all_runs = scan_runs(self.runs_dir) if self.runs_dir.is_dir() else []
+        self._runs_before = Counter((o.domain, o.task_id) for o in all_runs)
+        earlier = latest_outcomes(all_runs)
         if earlier and not self.resume:
             raise StoreError(
                 "the output folder already holds runs",
@@ -165,7 +188,11 @@ class Batch:
             )
         self._prior_sessions = list(prior.sessions) if prior is not None else []
         keys = {(e.domain, e.task.id) for e in self.entries}
-        self.outcomes = {k: o for k, o in earlier.items() if k in keys and o.scored}
+        self.outcomes = {
+            k: o
+            for k, o in earlier.items()
+            if k in keys and o.scored and not (self.rerun_budget and o.status == "budget")
+        }
         self.skipped = len(self.outcomes)
         return [e for e in self.entries if (e.domain, e.task.id) not in self.outcomes]
 
@@ -197,7 +224,7 @@ class Batch:
 
     async def _drive(self, worker: Worker, todo: deque[TaskEntry]) -> None:
         """Rollout-level scheduling: take the next task as soon as the last one ended."""
-        while todo and not self._stopping:
+        while todo and not self._stopping and self.over_budget is None:
             entry = todo.popleft()
             t0 = time.perf_counter()
             self.running += 1
@@ -209,17 +236,49 @@ class Batch:
                 log.error("worker %s failed on %s", worker.name, entry.task.id, exc_info=exc)
                 error = str(exc) if isinstance(exc, OswError) else f"crashed: {exc!r}"
                 outcome = TaskOutcome(
-                    task_id=entry.task.id, domain=entry.domain, status="error", error=error, env=worker.name
+                    task_id=entry.task.id,
+                    domain=entry.domain,
+                    status="error",
+                    error=error,
+                    env=worker.name,
+                    kind=error_kind(exc),
                 )
             finally:
                 self.running -= 1
                 self.busy += time.perf_counter() - t0
             # The outcome counts at once; the OSWorld copy is made while the env goes on to its next task.
-            self.outcomes[(outcome.domain, outcome.task_id)] = outcome
+            key = (outcome.domain, outcome.task_id)
+            self._tries[key] += 1
+            self._run_here.add(outcome.run_id)
+            outcome.attempts = self._runs_before[key] + self._tries[key]
+            self.outcomes[key] = outcome
+            if self._retry(outcome, key):
+                todo.append(entry)
+            self._check_budget()
             self._done_here += 1
             recording = asyncio.ensure_future(self._record(outcome))
             self._recording.add(recording)
             recording.add_done_callback(self._recording.discard)
+
+    def _check_budget(self) -> None:
+        """Once this session's runs cost the suite's budget, end the runs in flight and start no more."""
+        if self.cost_budget is None or self.over_budget is not None:
+            return
+        spent = sum(o.cost or 0.0 for o in self.outcomes.values() if o.run_id in self._run_here)
+        if spent < self.cost_budget:
+            return
+        self.over_budget = f"suite cost budget of {self.cost_budget:g} used up ({spent:.4g})"
+        self.summary.budget_note = self.over_budget
+        for worker in self.workers:
+            end = getattr(worker, "end_for_budget", None)
+            if end is not None:
+                end(self.over_budget)
+
+    def _retry(self, outcome: TaskOutcome, key: tuple[str, str]) -> bool:
+        """Whether the task runs again: an environment or model error, with ``retry_errors`` left."""
+        if self._stopping or outcome.outcome not in RETRYABLE_KINDS:
+            return False
+        return self._tries[key] <= self.retry_errors
 
     async def _record(self, outcome: TaskOutcome) -> None:
         if outcome.run_id is not None:
@@ -290,6 +349,8 @@ class Batch:
         elapsed = time.perf_counter() - self._started if self._started else 0.0
         remaining = len(self.entries) - done
         eta = elapsed / self._done_here * remaining if self._done_here else None
+        used = [o for o in self.outcomes.values() if o.usage is not None and o.usage.total_tokens]
+        costs = [o.cost for o in used]
         return BatchProgress(
             total=len(self.entries),
             done=done,
@@ -298,6 +359,8 @@ class Batch:
             successes=sum(o.success for o in self.outcomes.values()),
             elapsed=elapsed,
             eta=eta,
+            tokens=sum(o.usage.total_tokens for o in used if o.usage is not None),
+            cost=None if None in costs else sum(c for c in costs if c is not None),
         )
 
     def _emit_progress(self) -> None:

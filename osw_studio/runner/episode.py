@@ -34,7 +34,10 @@ from psygnal import Signal
 
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.errors import GuestError, ModelError, OswError
+from osw_studio.core.limits import LoopGuard, screen_key
 from osw_studio.core.observation import Observation
+from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
+from osw_studio.core.price import total_cost
 from osw_studio.core.step import EpisodeResult, StepRecord, StepSource, Verdict
 from osw_studio.core.task import Task
 from osw_studio.runner.episode_config import (
@@ -146,6 +149,13 @@ class Episode:
         """The failed model call the episode holds at (``hold_on_model_error``), until a retry."""
         self._retry = False
         self._call_users = 0
+        self._error_kind: OutcomeKind | None = None
+        self._step_limit = False
+        self._guard = LoopGuard(self.config.loop_repeats, self.config.loop_still_steps)
+        self._ended_by: Literal["budget", "stuck"] | None = None
+        self._limit: str | None = None
+        self._budget_request: str | None = None
+        self._run_started = time.time()
 
     # --- read-only state ----------------------------------------------------------------------------
 
@@ -164,6 +174,18 @@ class Episode:
         """The model that acts, as the agent names it."""
         name = getattr(self.agent, "model_name", None)
         return str(name) if name is not None else None
+
+    def spent(self) -> dict[str, Any]:
+        """The run's tokens and cost so far: ``{"usage": Usage | None, "cost": float | None}``.
+
+        The cost is None unless every model call that reported tokens has a known cost.
+        """
+        used = [s for s in self.steps if s.usage is not None]
+        usage = None
+        for step in used:
+            assert step.usage is not None
+            usage = step.usage if usage is None else usage + step.usage
+        return {"usage": usage, "cost": total_cost([s.cost for s in used])}
 
     # --- controls -----------------------------------------------------------------------------------
 
@@ -219,6 +241,12 @@ class Episode:
         else:
             self._decision = _Decision("edited", list(actions))
         self._wake.set()
+
+    def end_for_budget(self, reason: str) -> None:
+        """End the run at the next step boundary as over budget (a suite's budget ran out): it is scored."""
+        if self._budget_request is None:
+            self._budget_request = reason
+            self._wake.set()
 
     def retry_model_call(self) -> None:
         """Call the model again for the step whose model call failed (see ``hold_on_model_error``)."""
@@ -293,18 +321,21 @@ class Episode:
         Errors a user can cause (an unreachable guest, a failing model endpoint, a broken evaluator)
         end the episode with status ``error``; they are emitted on ``error_raised``, not raised.
         """
-        started = time.time()
-        status: Literal["finished", "failed", "stopped", "error"] = "error"
+        started = self._run_started = time.time()
+        status: Literal["finished", "failed", "stopped", "error", "budget", "stuck"] = "error"
         score: float | None = None
         error: str | None = None
         try:
             try:
                 score = await self._run_steps()
                 status = "finished" if score >= 1.0 else "failed"
+                if self._ended_by is not None and score < 1.0:
+                    status = self._ended_by
             except _Stopped:
                 status = "stopped"
             except OswError as exc:
                 error = self._step_error(exc)
+                self._error_kind = error_kind(exc, evaluating=self.state == EpisodeState.EVALUATING)
                 self.error_raised.emit(exc)
         except BaseException as exc:  # a bug or a cancelled task: still leave a readable result behind
             error = f"internal error: {exc!r}" if not isinstance(exc, asyncio.CancelledError) else "cancelled"
@@ -326,7 +357,7 @@ class Episode:
 
     def _finish(
         self,
-        status: Literal["finished", "failed", "stopped", "error"],
+        status: Literal["finished", "failed", "stopped", "error", "budget", "stuck"],
         score: float | None,
         error: str | None,
         started: float,
@@ -344,6 +375,9 @@ class Episode:
             assisted=any(s.source == "human" or s.verdict == "edited" for s in self.steps),
             started_at=started,
             finished_at=time.time(),
+            kind=self._outcome_kind(status, score, error),
+            limit=self._limit,
+            **self.spent(),
         )
         if self._evaluation is not None:
             result.evaluation = self._evaluation  # type: ignore[attr-defined]  # kept as an extra key
@@ -357,6 +391,29 @@ class Episode:
         self.episode_finished.emit(result)
         return result
 
+    def _over_budget(self) -> bool:
+        """Whether the run's budget (or its suite's) ran out; the run then ends ``budget``, scored."""
+        reason = self._budget_request
+        budget = self.config.budget
+        if reason is None and budget is not None:
+            spent = self.spent()
+            usage = spent["usage"]
+            reason = budget.exceeded(
+                tokens=usage.total_tokens if usage is not None else 0,
+                cost=spent["cost"],
+                seconds=time.time() - self._run_started,
+            )
+        if reason is None:
+            return False
+        self._ended_by, self._limit = "budget", reason
+        return True
+
+    def _outcome_kind(self, status: str, score: float | None, error: str | None) -> OutcomeKind:
+        if status == "error" and self._error_kind is not None:
+            return self._error_kind
+        infeasible = "infeasible" in self.task.evaluator.funcs
+        return outcome_kind(status, score, error=error, infeasible=infeasible, step_limit=self._step_limit)
+
     async def _run_steps(self) -> float:
         self._set_state(EpisodeState.RESETTING)
         self.agent.reset(self.task)
@@ -369,6 +426,9 @@ class Episode:
         while self._agent_steps < self.config.max_steps:
             if await self._hold():
                 observation = None  # the screen may have changed while the episode was held
+                self._guard.forget()  # a person was there: count afresh
+            if self._over_budget():
+                break
             timings: dict[str, float] = {}
             if observation is None:
                 self._set_state(EpisodeState.OBSERVING)
@@ -376,10 +436,24 @@ class Episode:
                 observation = await self._timed("observe", self._observe())
                 timings["observe"] = time.perf_counter() - t0
                 self.observation_taken.emit(observation)
+            screen = screen_key(observation.screenshot) if self._guard.enabled else ""
+            stuck = self._guard.check(screen) if self._guard.enabled else None
+            if stuck is not None:
+                if not self.config.is_attended:
+                    self._ended_by, self._limit = "stuck", f"loop guard: {stuck}"
+                    break
+                self._guard.forget()  # held for the person; the run goes on when they resume it
+                self._set_paused(True)
+                self.help_requested.emit(f"The run looks stuck: {stuck}.")
+                continue
             ended = await self._agent_step(observation, timings)
+            if self._guard.enabled and self.steps:
+                self._guard.record(screen, self.steps[-1].executed)
             observation = None
             if ended:
                 break
+        else:
+            self._step_limit = True
         if self._stopping:
             raise _Stopped
         self._set_state(EpisodeState.EVALUATING)
@@ -435,6 +509,7 @@ class Episode:
             coordinate_mode=prediction.coordinate_mode,
             error=prediction.error if decision.verdict == "error" else None,
             usage=prediction.usage,
+            cost=self.config.price.cost(prediction.usage) if self.config.price else None,
             logprobs=prediction.logprobs,
             entropy=prediction.entropy,
             attempts=list(prediction.attempts),

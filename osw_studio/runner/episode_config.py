@@ -10,13 +10,15 @@ from enum import StrEnum
 from typing import Literal
 
 from osw_studio.core.actions import Action
+from osw_studio.core.limits import RunBudget
 from osw_studio.core.observation import Observation
+from osw_studio.core.price import Price
 from osw_studio.runner.settle import SettlePolicy
 from osw_studio.settings.model import EvaluatorKind
 
 
 class EpisodeState(StrEnum):
-    """Where an episode is; the last four are final."""
+    """Where an episode is; the last six are final (``budget`` and ``stuck`` end by a limit)."""
 
     IDLE = "idle"
     RESETTING = "resetting"
@@ -29,6 +31,8 @@ class EpisodeState(StrEnum):
     FAILED = "failed"
     STOPPED = "stopped"
     ERROR = "error"
+    BUDGET = "budget"
+    STUCK = "stuck"
 
     @property
     def is_final(self) -> bool:
@@ -40,7 +44,16 @@ class EpisodeState(StrEnum):
         return self in _FINAL
 
 
-_FINAL = frozenset({EpisodeState.FINISHED, EpisodeState.FAILED, EpisodeState.STOPPED, EpisodeState.ERROR})
+_FINAL = frozenset(
+    {
+        EpisodeState.FINISHED,
+        EpisodeState.FAILED,
+        EpisodeState.STOPPED,
+        EpisodeState.ERROR,
+        EpisodeState.BUDGET,
+        EpisodeState.STUCK,
+    }
+)
 
 DEFAULT_PHASE_TIMEOUTS: dict[str, float] = {
     "reset": 600.0,
@@ -74,6 +87,12 @@ class EpisodeConfig:
             (OSWorld's own metric functions in the side environment, over the files our getters fetched).
         reference_python: The side environment's interpreter for ``osworld`` (None: the default, see
             :func:`osw_studio.evaluation.osworld.reference_python`).
+        price: The model's price, for each step's and the run's cost (None: unknown, no cost).
+        budget: The most the run may spend (tokens, cost, wall time), checked between steps; past it
+            the run is scored and ends ``budget``.
+        loop_repeats: The same actions on an unchanged screen this many times in a row is stuck (0: off).
+        loop_still_steps: This many steps in a row without a change on the screen is stuck (0: off). A
+            stuck run ends ``stuck`` (scored), or, attended, is held for the person.
     """
 
     max_steps: int = 30
@@ -86,6 +105,10 @@ class EpisodeConfig:
     call_user_tries: int | None = None
     evaluator: EvaluatorKind = "osw-studio"
     reference_python: str | None = None
+    price: Price | None = None
+    budget: RunBudget | None = None
+    loop_repeats: int = 0
+    loop_still_steps: int = 0
 
     @property
     def is_attended(self) -> bool:

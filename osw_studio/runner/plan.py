@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from osw_studio.core import agent_specs
+from osw_studio.core.limits import RunBudget
 from osw_studio.runner.episode import Episode, EpisodeConfig, EvaluateFunc
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
@@ -119,6 +120,7 @@ def plan_recipe(
     hold_on_model_error: bool = False,
     attended: bool | None = None,
     evaluator: EvaluatorKind | None = None,
+    budget: RunBudget | None = None,
 ) -> RunRecipe:
     """Read the settings for a session of runs.
 
@@ -136,6 +138,7 @@ def plan_recipe(
         evaluator: Who scores runs (``osw-studio`` or ``osworld``; default: ``evaluation.evaluator``).
         attended: Whether a person answers the agent's ``call_user`` (the app: yes; ``--approve``: by
             default, as approve mode; a suite: never).
+        budget: Each run's budget (None: the profile's).
 
     Raises:
         SettingsError: If the profile or the agent kind is unknown.
@@ -157,6 +160,10 @@ def plan_recipe(
         attended=attended,
         evaluator=evaluator or settings.evaluation.evaluator,
         reference_python=settings.evaluation.reference_python,
+        price=resolved.price,
+        budget=budget or resolved.budget,
+        loop_repeats=resolved.loop_repeats,
+        loop_still_steps=resolved.loop_still_steps,
     )
     run_meta = {
         "provider": provider,

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from osw_studio.agent.base import Agent
 from osw_studio.core.errors import OswError
+from osw_studio.core.outcome import OutcomeKind, error_kind
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.plan import RunRecipe, plan_episode
@@ -131,6 +132,13 @@ class EnvSlot:
         self.recycled: Counter[str] = Counter()
         """Envs closed by reason: ``error`` (after a failed task), ``task`` (one per task), ``close``."""
         self._stopping = False
+        self._budget: str | None = None
+
+    def end_for_budget(self, reason: str) -> None:
+        """The suite's budget ran out: the run in flight ends ``budget`` at its next step (and is scored)."""
+        self._budget = reason
+        if self.episode is not None:
+            self.episode.end_for_budget(reason)
 
     async def run(self, entry: TaskEntry) -> TaskOutcome:
         """Run one task; never raises for the task's own trouble (see the module docstring)."""
@@ -140,6 +148,7 @@ class EnvSlot:
             agent = self.agents(entry)
         except OswError as exc:
             outcome.error = f"the agent could not be made: {exc}"
+            outcome.kind = OutcomeKind.MODEL_ERROR
             outcome.finished_at = time.time()
             return outcome
         broken = True
@@ -171,12 +180,14 @@ class EnvSlot:
             outcome.score = None
             outcome.success = False
             outcome.error = f"timed out after {self.config.task_timeout:g} s (the task timeout)"
+            outcome.kind = OutcomeKind.TIMEOUT
             self._mark_result_timed_out(outcome)
             return True
         exc = work.exception()
         if exc is None:
             return outcome.status == "error"
         outcome.status = "error"
+        outcome.kind = error_kind(exc)
         if isinstance(exc, OswError):
             outcome.error = str(exc)
         else:
@@ -206,12 +217,17 @@ class EnvSlot:
         outcome.run_id = store.run_id if store is not None else None
         if self._stopping:
             self.episode.stop()
+        if self._budget is not None:
+            self.episode.end_for_budget(self._budget)
         result = await self.episode.run()
         outcome.score = result.score
         outcome.success = result.success
         outcome.steps = result.steps
         outcome.status = result.status
         outcome.error = result.error
+        outcome.kind = result.kind
+        outcome.usage = result.usage
+        outcome.cost = result.cost
 
     async def _end_timed_out(self, work: asyncio.Future[None]) -> None:
         """Stop the episode (its result is then written), or cancel it when it does not stop in time."""
@@ -231,7 +247,13 @@ class EnvSlot:
             return
         outcome.steps = episode.result.steps
         result = episode.result.model_copy(
-            update={"status": "error", "error": outcome.error, "score": None, "success": False}
+            update={
+                "status": "error",
+                "error": outcome.error,
+                "score": None,
+                "success": False,
+                "kind": OutcomeKind.TIMEOUT,
+            }
         )
         with contextlib.suppress(OswError):
             write_atomic(episode.run_dir / "result.json", result.model_dump_json(indent=2).encode())

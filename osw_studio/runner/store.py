@@ -273,7 +273,8 @@ class RunStoreWriter:
         """
         clean = EpisodeResult.model_validate(self._scrubber.data(result.model_dump(mode="json")))
         write_atomic(self.path / RESULT_JSON, clean.model_dump_json(indent=2).encode())
-        self.meta = self.meta.model_copy(update={"finished_at": time.time()})
+        spent = {"usage": clean.usage.model_dump() if clean.usage else None, "cost": clean.cost}
+        self.meta = self.meta.model_copy(update={"finished_at": time.time(), **spent})
         self._write_meta()
         self.close()
 

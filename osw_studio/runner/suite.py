@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from osw_studio.core.agent_specs import SUITE_AGENTS
 from osw_studio.core.errors import SettingsError, TaskError
+from osw_studio.core.limits import RunBudget
 from osw_studio.envs.choice import EnvChoice, parse_provider
 from osw_studio.runner.batch import Batch, Worker
 from osw_studio.runner.slot import AgentMaker, EnvMaker, EnvSlot, SlotConfig
@@ -52,6 +53,10 @@ class SuiteRequest:
         address: The Ray cluster address (None: start a local Ray instance).
         env_options: Extra options for every env's ``create`` (the app passes its own, e.g. for tests).
         evaluator: ``osw-studio`` or ``osworld`` (None: the settings' ``evaluation.evaluator``).
+        retry_errors: Runs again of a task that ended in an environment or model error.
+        budget: Each run's budget (None: the profile's).
+        cost_budget: The most the session's runs may cost together (None: no limit).
+        rerun_budget: With ``resume``, run again the tasks a budget ended.
     """
 
     suite: str | Path
@@ -69,6 +74,10 @@ class SuiteRequest:
     address: str | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
     evaluator: EvaluatorKind | None = None
+    retry_errors: int = 0
+    budget: RunBudget | None = None
+    cost_budget: float | None = None
+    rerun_budget: bool = False
 
 
 @dataclass
@@ -118,7 +127,16 @@ class SuitePlan:
 
     def batch(self) -> Batch:
         """A batch over a fresh pool (see :meth:`workers`); nothing starts until ``Batch.run``."""
-        return Batch(self.entries, self.out, self.workers(), info=self.info, resume=self.request.resume)
+        return Batch(
+            self.entries,
+            self.out,
+            self.workers(),
+            info=self.info,
+            resume=self.request.resume,
+            retry_errors=self.request.retry_errors,
+            cost_budget=self.request.cost_budget,
+            rerun_budget=self.request.rerun_budget,
+        )
 
 
 def load_suite(
@@ -187,6 +205,7 @@ def plan_suite(settings: Settings, request: SuiteRequest, *, report: Report | No
         max_steps=request.max_steps,
         secrets=sorted(tokens),
         evaluator=request.evaluator,
+        budget=request.budget,
     )
     api_key = recipe.api_key
     max_steps = recipe.config.max_steps

@@ -24,7 +24,10 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from osw_studio.core.errors import StoreError
+from osw_studio.core.outcome import OutcomeKind, outcome_kind
 from osw_studio.core.paths import name_problem
+from osw_studio.core.step import Usage
+from osw_studio.runner.significance import wilson
 from osw_studio.trajectory.store import RunStore, is_run_folder, iter_runs
 
 SUMMARY_JSON = "summary.json"
@@ -56,6 +59,11 @@ class TaskOutcome(BaseModel):
         env: Which env ran it (``env-1`` ...).
         finished_at: When it ended (epoch seconds).
         assisted: Whether a person helped (edits, a takeover, a person's own steps).
+        kind: Why it ended (:class:`~osw_studio.core.outcome.OutcomeKind`); read from the status and
+            score for outcomes written before kinds (see :attr:`outcome`).
+        attempts: Runs of the task in this folder, this one included (``--retry-errors`` adds some).
+        usage: The run's tokens, when its model reported them.
+        cost: What the run's model calls cost, when the model's price is known.
     """
 
     task_id: str
@@ -70,11 +78,22 @@ class TaskOutcome(BaseModel):
     env: str | None = None
     finished_at: float | None = None
     assisted: bool = False
+    kind: OutcomeKind | None = None
+    attempts: int = 1
+    usage: Usage | None = None
+    cost: float | None = None
+
+    @property
+    def outcome(self) -> OutcomeKind:
+        """Why the task ended: its recorded kind, else the one its status and score say."""
+        if self.kind is not None:
+            return self.kind
+        return outcome_kind(self.status, self.score, error=self.error)
 
     @property
     def scored(self) -> bool:
         """Whether the task has a score (so ``--resume`` does not run it again)."""
-        return self.score is not None and self.status in ("finished", "failed")
+        return self.score is not None and self.status in ("finished", "failed", "budget", "stuck")
 
     @property
     def counted(self) -> bool:
@@ -130,6 +149,8 @@ class BatchSummary(BaseModel):
     wall_time: float = 0.0
     sessions: list[Session] = Field(default_factory=list)
     tasks: list[TaskOutcome] = Field(default_factory=list)
+    budget_note: str | None = None
+    """Why the suite's cost budget stopped the latest session, when it did."""
 
 
 class DomainStats(BaseModel):
@@ -142,6 +163,12 @@ class DomainStats(BaseModel):
         score: The sum of the scores of runs without a person's help (errors count 0).
         errors: Tasks that ended in error.
         assisted: Tasks solved with a person's help (edits, takeovers), counted apart.
+        kinds: Tasks per outcome kind (``solved``, ``env_error``, ...).
+        valid: Tasks whose kind the agent decided (:data:`~osw_studio.core.outcome.VALID_KINDS`).
+        valid_score: The sum of those tasks' scores (without a person's help).
+        usage: The tokens of the counted runs, summed.
+        cost: What the counted runs with a known price cost.
+        unpriced: Counted runs that used tokens at an unknown price (their cost is not in ``cost``).
     """
 
     name: str
@@ -150,6 +177,52 @@ class DomainStats(BaseModel):
     score: float = 0.0
     errors: int = 0
     assisted: int = 0
+    kinds: dict[str, int] = Field(default_factory=dict)
+    valid: int = 0
+    valid_score: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    cost: float = 0.0
+    unpriced: int = 0
+
+    def merge(self, other: DomainStats) -> None:
+        """Add ``other``'s counts to this row (a group pools its domains)."""
+        self.tasks += other.tasks
+        self.successes += other.successes
+        self.score += other.score
+        self.errors += other.errors
+        self.assisted += other.assisted
+        for kind, n in other.kinds.items():
+            self.kinds[kind] = self.kinds.get(kind, 0) + n
+        self.valid += other.valid
+        self.valid_score += other.valid_score
+        self.usage = self.usage + other.usage
+        self.cost += other.cost
+        self.unpriced += other.unpriced
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% Wilson interval of :attr:`rate`, in percent.
+
+        >>> [round(x, 2) for x in DomainStats(name="os", tasks=10, score=8.0).interval]
+        [49.02, 94.33]
+        """
+        low, high = wilson(self.score, self.tasks)
+        return (100.0 * low, 100.0 * high)
+
+    @property
+    def valid_interval(self) -> tuple[float, float]:
+        """The 95% Wilson interval of :attr:`valid_rate`, in percent."""
+        low, high = wilson(self.valid_score, self.valid)
+        return (100.0 * low, 100.0 * high)
+
+    @property
+    def valid_rate(self) -> float:
+        """The success rate in percent over valid runs only (harness errors and stops left out).
+
+        >>> DomainStats(name="os", tasks=4, score=1.0, valid=2, valid_score=1.0).valid_rate
+        50.0
+        """
+        return 100.0 * self.valid_score / self.valid if self.valid else 0.0
 
     @property
     def rate(self) -> float:
@@ -182,7 +255,16 @@ class Stats(BaseModel):
         def row(stats: DomainStats) -> dict[str, Any]:
             # runs with a person's help only come from the app: a batch's rows stay as they were
             data = stats.model_dump(exclude=set() if stats.assisted else {"assisted"})
-            return {**data, "score": round(stats.score, 4), "rate": round(stats.rate, 2)}
+            return {
+                **data,
+                "score": round(stats.score, 4),
+                "rate": round(stats.rate, 2),
+                "valid_score": round(stats.valid_score, 4),
+                "valid_rate": round(stats.valid_rate, 2),
+                "interval": [round(x, 2) for x in stats.interval],
+                "valid_interval": [round(x, 2) for x in stats.valid_interval],
+                "cost": round(stats.cost, 6),
+            }
 
         return {
             "label": self.label,
@@ -195,11 +277,22 @@ class Stats(BaseModel):
 def _add(stats: DomainStats, outcome: TaskOutcome) -> None:
     stats.tasks += 1
     stats.errors += int(outcome.status == "error")
+    kind = outcome.outcome
+    stats.kinds[kind.value] = stats.kinds.get(kind.value, 0) + 1
+    if outcome.usage is not None:
+        stats.usage = stats.usage + outcome.usage
+    if outcome.cost is not None:
+        stats.cost += outcome.cost
+    elif outcome.usage is not None and outcome.usage.total_tokens:
+        stats.unpriced += 1
     if outcome.assisted:  # a person's help is not the agent's success
         stats.assisted += int(outcome.success)
         return
     stats.successes += int(outcome.success)
     stats.score += outcome.score or 0.0
+    if kind.valid:
+        stats.valid += 1
+        stats.valid_score += outcome.score or 0.0
 
 
 def compute_stats(outcomes: Iterable[TaskOutcome], label: str = "") -> Stats:
@@ -226,12 +319,7 @@ def compute_stats(outcomes: Iterable[TaskOutcome], label: str = "") -> Stats:
         group = DomainStats(name=name)
         for member in members:
             if member in domains:
-                row = domains[member]
-                group.tasks += row.tasks
-                group.successes += row.successes
-                group.score += row.score
-                group.errors += row.errors
-                group.assisted += row.assisted
+                group.merge(domains[member])
         if group.tasks:
             groups.append(group)
     return Stats(label=label, domains=[domains[k] for k in sorted(domains)], groups=groups, total=total)
@@ -314,6 +402,9 @@ def outcome_of(run: RunStore) -> TaskOutcome:
         run_id=run.run_id,
         finished_at=finished,
         assisted=result.assisted,
+        kind=getattr(result, "kind", None),
+        usage=getattr(result, "usage", None),
+        cost=getattr(result, "cost", None),
     )
 
 

@@ -54,6 +54,8 @@ from pydantic import (
 from osw_studio.actions.coords import CoordMode
 from osw_studio.core import agent_specs
 from osw_studio.core.errors import SettingsError
+from osw_studio.core.limits import RunBudget
+from osw_studio.core.price import Price
 from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
 from osw_studio.settings.vnc import format_vnc_address, parse_vnc_address
@@ -347,6 +349,15 @@ class Profile(_Section):
     reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
     history_texts: int | None = Field(default=None, ge=0, le=1000)
+    price: Price | None = None
+    """Overrides the settings' ``prices`` entry for this profile's model (per million tokens)."""
+    budget: RunBudget | None = None
+    """The most one run may spend (``tokens``, ``cost``, ``seconds``); past it the run ends ``budget``."""
+    loop_repeats: int | None = Field(default=None, ge=0, le=1000)
+    """The loop guard: the same actions on an unchanged screen this many times ends the run ``stuck``
+    (attended: holds it for the person); 0 switches it off; default 5."""
+    loop_still_steps: int | None = Field(default=None, ge=0, le=1000)
+    """The loop guard: this many steps in a row with no change on the screen is stuck; 0: off; default 10."""
 
     @field_validator("base_url")
     @classmethod
@@ -410,6 +421,11 @@ class ResolvedProfile(BaseModel):
     reference_osworld: str | None = None
     preset_inferred: bool = False
     """Whether ``preset`` was chosen from the model's name (:data:`MODEL_PRESETS`), not written."""
+    price: Price | None = None
+    """The model's price: the profile's own, else the settings' ``prices`` entry; None when unknown."""
+    budget: RunBudget | None = None
+    loop_repeats: int = 5
+    loop_still_steps: int = 10
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -502,6 +518,8 @@ class Settings(BaseModel):
     assets: AssetSettings = Field(default_factory=AssetSettings)
     profiles: dict[str, Profile] = Field(default_factory=dict)
     active_profile: str | None = None
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Per model id: its price per million input, cached input and output tokens (missing: unknown)."""
 
     _changed: SignalInstance = PrivateAttr(default_factory=lambda: SignalInstance((str,), name="changed"))
     _notices: list[str] = PrivateAttr(default_factory=list)
@@ -613,6 +631,10 @@ class Settings(BaseModel):
             history_texts=profile.history_texts,
             reference_osworld=self.evaluation.reference_osworld,
             preset_inferred=inferred is not None,
+            price=profile.price or self.prices.get(profile.model or mp.model),
+            budget=profile.budget,
+            loop_repeats=_pick(profile.loop_repeats, 5),
+            loop_still_steps=_pick(profile.loop_still_steps, 10),
         )
 
 

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from osw_studio.core.errors import OswError, TaskError
+from osw_studio.core.outcome import OutcomeKind
 from osw_studio.core.paths import is_network_url
 from osw_studio.core.task import DownloadStep, GetterSpec, Task
 from osw_studio.tasks.hostfetch import FetchPolicy, FetchRefused, open_public, read_capped
@@ -137,6 +138,8 @@ class AssetMeta:
 
 class AssetMissing(TaskError):
     """A task needs a file that is not in the asset cache."""
+
+    outcome_kind = OutcomeKind.ASSET_MISSING
 
 
 class AssetStore:

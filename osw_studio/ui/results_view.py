@@ -36,6 +36,7 @@ from osw_studio.runner.summary import (
     run_folder,
 )
 from osw_studio.trajectory.store import RunStore
+from osw_studio.ui.results_accounting import AccountingPanel
 
 TABLE_COLUMNS = ["Domain", "Tasks", "Successes", "Rate", "Errors", "With help"]
 """Successes and the rate are the agent's own; runs a person helped (edits, takeovers) count apart."""
@@ -177,6 +178,8 @@ class ResultsView(QWidget):
         lower_layout.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignRight)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
+        self.accounting = AccountingPanel()
+        split.addWidget(self.accounting)
         split.addWidget(lower)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -219,6 +222,7 @@ class ResultsView(QWidget):
             )
         self._fill_table()
         self.chart.set_rows(self.stats.domains if self.stats else [])
+        self.accounting.show_stats(self.stats, self.outcomes)
         self.show_domain(self.domain if self.stats and self._has_domain(self.domain) else None)
 
     def _has_domain(self, name: str | None) -> bool:

@@ -8,6 +8,17 @@ from osw_studio.agent.faithful import Faithfulness
 from osw_studio.core.step import StepRecord
 
 
+def money(cost: float | None) -> str:
+    """A cost as the status bar and Results show it; ``cost ?`` when a price is unknown.
+
+    >>> money(0.0123456), money(None), money(12.5)
+    ('$0.0123', 'cost ?', '$12.50')
+    """
+    if cost is None:
+        return "cost ?"
+    return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
 class RunStatusBar(QStatusBar):
     """Permanent fields on the right; transient messages on the left."""
 
@@ -30,6 +41,8 @@ class RunStatusBar(QStatusBar):
             label.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(label)
         self.tokens = 0
+        self.cost: float | None = 0.0
+        """The run's cost so far; None once a step used tokens at an unknown price."""
         self.faithful_label = QLabel("")
         self.faithful_label.setObjectName("faithful")
         self.faithful_label.setContentsMargins(8, 0, 8, 0)
@@ -61,6 +74,7 @@ class RunStatusBar(QStatusBar):
     def reset_run(self, max_steps: int) -> None:
         """A new run starts."""
         self.tokens = 0
+        self.cost = 0.0
         self.tokens_label.setText("tokens 0")
         self.latency_label.setText("latency –")
         self.set_step(0, max_steps)
@@ -69,7 +83,11 @@ class RunStatusBar(QStatusBar):
         """Count a finished step's tokens and show its model latency."""
         if record.usage is not None:
             self.tokens += record.usage.total_tokens
-            self.tokens_label.setText(f"tokens {self.tokens:,}")
+            if record.cost is None or self.cost is None:
+                self.cost = None
+            else:
+                self.cost += record.cost
+            self.tokens_label.setText(f"tokens {self.tokens:,} · {money(self.cost)}")
         predict = record.timings.get("predict")
         if predict is not None:
             self.latency_label.setText(f"latency {predict * 1000:.0f} ms")

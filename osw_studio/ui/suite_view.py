@@ -21,7 +21,7 @@ from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.results_view import ResultsView
 from osw_studio.ui.run_history import RunHistory
 from osw_studio.ui.services import Services
-from osw_studio.ui.status import RunStatusBar
+from osw_studio.ui.status import RunStatusBar, money
 from osw_studio.ui.suite_run import SUITE_SIGNALS, SuiteRun
 
 if TYPE_CHECKING:
@@ -47,11 +47,16 @@ def progress_text(progress: BatchProgress) -> str:
 
     >>> progress_text(BatchProgress(total=4, done=1, skipped=0, running=2, successes=1, elapsed=30, eta=90))
     'suite 1/4 · ok 1 · running 2 · ETA 1:30'
+    >>> progress_text(BatchProgress(4, 1, 0, 2, 1, 30, 90, tokens=1200, cost=0.5))
+    'suite 1/4 · ok 1 · running 2 · ETA 1:30 · 1,200 tokens $0.5000'
     """
-    return (
+    text = (
         f"suite {progress.done}/{progress.total} · ok {progress.successes} · running {progress.running}"
         f" · ETA {clock(progress.eta)}"
     )
+    if progress.tokens:
+        text += f" · {progress.tokens:,} tokens {money(progress.cost)}"
+    return text
 
 
 class SuiteView(QObject):

@@ -55,11 +55,8 @@ def test_stats_table_with_domains_groups_and_total(
 ) -> None:
     our_results(tmp_path / "a")
     assert main(["eval", "stats", str(tmp_path / "a")]) == 0
-    lines = {
-        line.split()[0]: line.split()[1:]
-        for line in capsys.readouterr().out.splitlines()[1:]
-        if line[0] != "-"
-    }
+    table = capsys.readouterr().out.split("\n\n")[0]  # the accounting of each folder follows the table
+    lines = {line.split()[0]: line.split()[1:] for line in table.splitlines()[1:] if line[0] != "-"}
     assert lines["domain"] == ["tasks", "succ", "rate"]
     assert lines["chrome"] == ["4", "1", "37.5%"]  # OSWorld's rate: the sum of scores over tasks
     assert lines["vlc"] == ["1", "0", "0.0%"]  # the error counts as 0; the interrupted task not at all
@@ -75,7 +72,7 @@ def test_stats_compare_with_an_osworld_results_folder_as_json(
     our_results(tmp_path / "a")
     osworld_results(tmp_path / "b")
     assert main(["eval", "stats", str(tmp_path / "a"), "--compare", str(tmp_path / "b"), "--json"]) == 0
-    a, b = json.loads(capsys.readouterr().out)
+    a, b = json.loads(capsys.readouterr().out)["folders"]
     assert a["label"] == "model-a" and a["total"]["errors"] == 1
     assert {row["name"]: (row["tasks"], row["rate"]) for row in b["domains"]} == {
         "libreoffice_calc": (2, 100.0),
@@ -84,7 +81,7 @@ def test_stats_compare_with_an_osworld_results_folder_as_json(
     assert [g["name"] for g in b["groups"]] == ["Office"]
 
     assert main(["eval", "stats", str(tmp_path / "a"), "--compare", str(tmp_path / "b")]) == 0
-    table = capsys.readouterr().out.splitlines()
+    table = capsys.readouterr().out.split("\n\n")[0].splitlines()
     assert table[0].split() == ["model-a", "b"]
     assert table[-1].split() == ["total", "11", "6", "59.1%", "4", "2", "50.0%"]
 

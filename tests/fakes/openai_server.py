@@ -57,6 +57,8 @@ class Reply:
         cut_after: Streaming: close the connection after this many content chunks, without finishing.
         invalid_json: Send a body (or, streaming, an event) that is not JSON.
         usage: ``(prompt_tokens, completion_tokens)``; default: counted from the request and text.
+        cached_tokens: Reported as ``prompt_tokens_details.cached_tokens`` when set.
+        reasoning_tokens: Reported as ``completion_tokens_details.reasoning_tokens`` when set.
         logprobs: Per-token logprobs to return when the request asked for them.
         finish_reason: The finish reason of the choice.
         chunk_chars: Characters per streamed delta.
@@ -71,6 +73,8 @@ class Reply:
     cut_after: int | None = None
     invalid_json: bool = False
     usage: tuple[int, int] | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
     logprobs: list[TokenLogprob] | None = None
     finish_reason: str = "stop"
     chunk_chars: int = 4
@@ -276,13 +280,22 @@ def _error_body(message: str, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "code": code, "param": None}}
 
 
-def _usage(reply: Reply, payload: dict[str, Any]) -> dict[str, int]:
+def _usage(reply: Reply, payload: dict[str, Any]) -> dict[str, Any]:
     if reply.usage is not None:
         prompt, completion = reply.usage
     else:
         prompt = max(1, len(json.dumps(payload.get("messages", []))) // 4)
         completion = max(1, len(reply.text) // 4)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    if reply.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
+    return usage
 
 
 def _logprobs(tokens: list[TokenLogprob]) -> dict[str, Any]:
