@@ -44,8 +44,34 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 """Bumped when the docks change, so an older saved layout is not forced onto new docks."""
+
+DOCK_AREAS = {
+    "tasks": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "history": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "inspector": Qt.DockWidgetArea.RightDockWidgetArea,
+    "results": Qt.DockWidgetArea.RightDockWidgetArea,
+    "timeline": Qt.DockWidgetArea.BottomDockWidgetArea,
+}
+"""Where each dock of a new window is (View › Reset layout puts them back there)."""
+
+
+def layout_fits(saved_screen: object, screen: tuple[int, int]) -> bool:
+    """Whether a layout saved on ``saved_screen`` (``"WxH"``, or nothing) may be restored on ``screen``.
+
+    >>> layout_fits("1920x1080", (2560, 1440)), layout_fits("2560x1440", (1920, 1080))
+    (True, False)
+    >>> layout_fits(None, (1920, 1080)), layout_fits("junk", (1920, 1080))
+    (False, False)
+    """
+    if not isinstance(saved_screen, str):
+        return False  # saved before the screen was recorded: an older version's layout
+    width, _, height = saved_screen.partition("x")
+    if not (width.isdigit() and height.isdigit()):
+        return False
+    return int(width) <= screen[0] and int(height) <= screen[1]
+
 
 MIN_WINDOW = (1280, 720)
 """The smallest window everything fits in (a laptop screen)."""
@@ -117,6 +143,7 @@ class MainWindow(QMainWindow):
     suite_action: QAction
     stop_suite_action: QAction
     pop_out_action: QAction
+    reset_layout_action: QAction
     about_action: QAction
 
     def __init__(
@@ -185,15 +212,10 @@ class MainWindow(QMainWindow):
         self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
         self._dock("results", "Results", self.results, area.RightDockWidgetArea)
         self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
-        self.docks["tasks"].raise_()
-        self.tabifyDockWidget(self.docks["inspector"], self.docks["results"])
-        self.docks["inspector"].raise_()
         for name in ("tasks", "history", "inspector", "results"):
             self.docks[name].widget().setMinimumWidth(DOCK_MIN_WIDTH)
-        self.resizeDocks(
-            [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
-        )
+        self._state_before_pop_out: QByteArray | None = None
+        self.arrange_docks()
 
         build_actions(self)
         self.run_view.controls_changed.connect(self._update_actions)
@@ -229,20 +251,58 @@ class MainWindow(QMainWindow):
         self.addDockWidget(where, dock)
         self.docks[name] = dock
 
+    def arrange_docks(self) -> None:
+        """Put every dock where a new window has it: tasks and history left, inspector and results right."""
+        for name, where in DOCK_AREAS.items():
+            dock = self.docks[name]
+            dock.setFloating(False)
+            self.addDockWidget(where, dock)
+            dock.show()
+        self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
+        self.docks["tasks"].raise_()
+        self.tabifyDockWidget(self.docks["inspector"], self.docks["results"])
+        self.docks["inspector"].raise_()
+        self.resizeDocks(
+            [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
+        )
+
+    def reset_layout(self) -> None:
+        """View › Reset layout: the docks as a new window has them, the viewer back in this window."""
+        if self._viewer_window is not None:
+            self._viewer_window.close()
+        self._state_before_pop_out = None
+        self.arrange_docks()
+        self.status.showMessage("Layout reset: the docks are where a new window has them.", 5000)
+
     def restore_layout(self) -> None:
-        """Restore the window geometry and dock layout saved at the last close."""
+        """Restore the window geometry and dock layout saved at the last close, when they fit.
+
+        A layout saved by an older version (another ``LAYOUT_VERSION``) or on a larger screen than this
+        one is not restored: the window keeps the layout a new window has.
+        """
         geometry = self.qsettings.value("window/geometry")
         state = self.qsettings.value("window/state")
+        if not layout_fits(self.qsettings.value("window/screen"), self._screen_size()):
+            log.info("the saved window layout is for a larger screen: not restored")
+            return
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state, LAYOUT_VERSION)
+        if isinstance(state, QByteArray) and not self.restoreState(state, LAYOUT_VERSION):
+            log.info("the saved dock layout is of another version: not restored")
 
     def save_layout(self) -> None:
-        """Save the window geometry and dock layout."""
+        """Save the window geometry and dock layout (as they were before a pop-out, while one is open)."""
         self.qsettings.setValue("window/geometry", self.saveGeometry())
-        self.qsettings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        state = self._state_before_pop_out or self.saveState(LAYOUT_VERSION)
+        self.qsettings.setValue("window/state", state)
+        width, height = self._screen_size()
+        self.qsettings.setValue("window/screen", f"{width}x{height}")
         self.qsettings.sync()
+
+    def _screen_size(self) -> tuple[int, int]:
+        screen = self.screen()
+        size = screen.availableGeometry().size() if screen is not None else None
+        return (size.width(), size.height()) if size is not None else (0, 0)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: D102 (Qt override)
         self.save_layout()
@@ -267,6 +327,8 @@ class MainWindow(QMainWindow):
     def toggle_pop_out(self) -> None:
         """View › Pop out viewer: move the viewer into a window of its own, or back into this one."""
         if self._viewer_window is None:
+            # the docks grow into the space the viewer leaves; they give it back when it returns
+            self._state_before_pop_out = self.saveState(LAYOUT_VERSION)
             self.takeCentralWidget()  # keeps the viewer alive (setCentralWidget would delete it)
             placeholder = QLabel("The viewer is in its own window; close it to bring the viewer back.")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -287,6 +349,9 @@ class MainWindow(QMainWindow):
         self.viewer.setParent(None)
         self.setCentralWidget(self.viewer)
         self.viewer.show()
+        state, self._state_before_pop_out = self._state_before_pop_out, None
+        if state is not None:
+            self.restoreState(state, LAYOUT_VERSION)
         window.deleteLater()
         self.pop_out_action.setChecked(False)
 

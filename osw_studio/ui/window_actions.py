@@ -95,6 +95,7 @@ def build_actions(window: MainWindow) -> None:
     window.pop_out_action.setCheckable(True)
     window.pop_out_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
     window.viewer.pop_out_requested.connect(window.toggle_pop_out)
+    window.reset_layout_action = view_menu.addAction("Reset layout", window.reset_layout)
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())
