@@ -116,6 +116,7 @@ class StepInspector(QWidget):
         self.skip_button.clicked.connect(self.skip)
         self.takeover_button.clicked.connect(self._on_takeover_clicked)
         self.editor.edited.connect(self._on_edited)
+        self.editor.submitted.connect(self._on_submitted)
         self._gating = False
         self._live = True
         self._update_buttons()
@@ -312,6 +313,10 @@ class StepInspector(QWidget):
             return
         self.show_error(None)
         self.actions_edited.emit(actions)
+
+    def _on_submitted(self) -> None:
+        if self.editing:  # Enter or Tab finished a cell of the edit: it runs, as the README says
+            self.approve()
 
     def refresh_buttons(self) -> None:
         """Enable the buttons that apply now (after the run ended, for instance)."""
