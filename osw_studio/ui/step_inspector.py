@@ -208,6 +208,8 @@ class StepInspector(QWidget):
         hint = getattr(error, "hint", None)
         text = str(error) if hint else f"{error} (see the log for details)"
         self.show_error(text)
+        if self.title.text().endswith("thinking…"):  # the model call failed: no longer thinking
+            self.title.setText(self.title.text().removesuffix("thinking…") + "model call failed")
 
     def show_evaluation(self, result: EpisodeResult) -> None:
         """The evaluator's verdict on the run that ended: its score and each metric's reason."""
