@@ -10,6 +10,7 @@ on the next launch), the viewer's pop-out, and the File and Tasks menus' windows
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 from osw_studio import __version__
 from osw_studio.core.errors import OswError, TaskError
 from osw_studio.core.step import EpisodeResult
+from osw_studio.runner.summary import RUNS_DIR
 from osw_studio.tasks import TaskLibrary, load_tasks
 from osw_studio.tasks.library import task_sources
 from osw_studio.trajectory.store import RunStore
@@ -94,13 +96,15 @@ def result_word(result: EpisodeResult | None) -> str:
 SCORED = ("passed", "passed with help", "failed")
 
 
-def last_results(runs_dir: Path) -> dict[str, str]:
-    """The result of each task id in the runs folder: its newest scored run, else its newest run.
+def last_results(runs_dir: Path, suites: Sequence[Path] = ()) -> dict[str, str]:
+    """The result of each task id in the runs folder and the suites' runs folders.
 
-    A later stopped or interrupted run does not hide an earlier pass.
+    Each task's newest scored run counts, else its newest run: a later stopped or interrupted run does
+    not hide an earlier pass.
     """
     found: dict[str, str] = {}
-    for run in reversed(list_runs(runs_dir)):  # oldest first, so newer runs overwrite
+    runs = [run for root in (runs_dir, *suites) for run in list_runs(root)]
+    for run in sorted(runs, key=lambda run: run.run_id):  # oldest first, so newer runs overwrite
         try:
             result = run.result
             task_id = run.meta.task_id
@@ -110,6 +114,28 @@ def last_results(runs_dir: Path) -> dict[str, str]:
         if word in SCORED or found.get(task_id) not in SCORED:
             found[task_id] = word
     return found
+
+
+SUITES_KEY = "history/suites"
+"""The QSettings key of the suites' runs folders Run history lists (kept across restarts)."""
+
+
+def suite_runs_folders(suites_dir: Path, remembered: object) -> list[Path]:
+    """The runs folders of suites evaluated before: the remembered ones and those under ``suites_dir``.
+
+    Folders that are gone are left out; each folder once, in the order found.
+    """
+    found: list[Path] = []
+    names = (
+        [remembered] if isinstance(remembered, str) else remembered if isinstance(remembered, list) else []
+    )
+    for name in names:
+        if isinstance(name, str) and name:
+            found.append(Path(name))
+    if suites_dir.is_dir():
+        found += sorted(p / RUNS_DIR for p in suites_dir.iterdir() if (p / RUNS_DIR).is_dir())
+    unique = dict.fromkeys(p for p in found if p.is_dir())
+    return list(unique)
 
 
 class MainWindow(QMainWindow):
@@ -163,7 +189,8 @@ class MainWindow(QMainWindow):
         self.services = services
         self.qsettings = qsettings or QSettings("osw-studio", "osw-studio")
         self._reporter = reporter or ErrorReporter(self)
-        self._results = last_results(services.runs_dir)
+        suites = suite_runs_folders(services.runs_dir.parent / "suites", self.qsettings.value(SUITES_KEY))
+        self._results = last_results(services.runs_dir, suites)
         self._review_windows: list[QWidget] = []
         self._task_suite = services.settings.evaluation.task_suite
         self.authoring: AuthoringWindow | None = None
@@ -174,6 +201,9 @@ class MainWindow(QMainWindow):
         self.inspector = StepInspector()
         self.timeline = Timeline()
         self.history = RunHistory(services.runs_dir)
+        if suites:  # a suite's runs stay in Run history after a restart
+            self.history.add_suites(suites)
+        self.history.suites_changed.connect(self._on_suites_changed)
         self.results = ResultsView()
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
@@ -222,6 +252,7 @@ class MainWindow(QMainWindow):
         self.run_view.run_finished.connect(self._on_run_finished)
         self.suite_view.controls_changed.connect(self._update_actions)
         self.suite_view.results_changed.connect(self.show_results)
+        self.suite_view.results_changed.connect(lambda _folder: self._reload_last_results())
         self.history.run_opened.connect(self.run_view.open_run)
         self.history.review_requested.connect(self.review_run)
         self.results.run_opened.connect(self._on_result_opened)
@@ -376,6 +407,15 @@ class MainWindow(QMainWindow):
         if self.authoring is not None:
             await self.authoring.shutdown()
         await self.services.aclose()
+
+    def _on_suites_changed(self) -> None:
+        self.qsettings.setValue(SUITES_KEY, [str(p) for p in self.history.suites])
+        self._reload_last_results()
+
+    def _reload_last_results(self) -> None:
+        self._results.clear()
+        self._results.update(last_results(self.services.runs_dir, self.history.suites))
+        self.tasks.refresh()
 
     def _on_run_finished(self, result: EpisodeResult) -> None:
         word = result_word(result)
