@@ -110,7 +110,12 @@ def add_helped_run(runs: Path, task_id: str, domain: str, started: float) -> Non
         {"id": task_id, "instruction": "Do it.", "config": [], "evaluator": {"func": "infeasible"}}
     )
     with RunStoreWriter.create(
-        runs, task, domain=domain, screen_size=(1280, 720), run_id=new_run_id(task_id, now=started)
+        runs,
+        task,
+        domain=domain,
+        model="model-a",  # the model of add_run's runs: Results counts each model apart
+        screen_size=(1280, 720),
+        run_id=new_run_id(task_id, now=started),
     ) as w:
         w.write_step(StepRecord(index=1, source="human", verdict="human", executed=[Click(x=1, y=2)]))
         w.finish(
