@@ -116,6 +116,9 @@ def last_results(runs_dir: Path, suites: Sequence[Path] = ()) -> dict[str, str]:
     return found
 
 
+TASK_FOLDERS_KEY = "tasks/folders"
+"""The QSettings key of the folders File › Open tasks folder… added (kept across restarts)."""
+
 SUITES_KEY = "history/suites"
 """The QSettings key of the suites' runs folders Run history lists (kept across restarts)."""
 
@@ -162,6 +165,7 @@ class MainWindow(QMainWindow):
     takeover_action: QAction
     settings_action: QAction
     open_tasks_action: QAction
+    close_tasks_action: QAction
     open_results_action: QAction
     export_action: QAction
     quit_action: QAction
@@ -193,6 +197,12 @@ class MainWindow(QMainWindow):
         self._results = last_results(services.runs_dir, suites)
         self._review_windows: list[QWidget] = []
         self._task_suite = services.settings.evaluation.task_suite
+        remembered = self.qsettings.value(TASK_FOLDERS_KEY)
+        names = remembered if isinstance(remembered, list) else [remembered] if remembered else []
+        self.opened_folders: list[Path] = [Path(n) for n in names if isinstance(n, str) and Path(n).exists()]
+        """Folders File › Open tasks folder… added, listed beside the bundled tasks and the suite."""
+        if self.opened_folders:
+            library.load(self._task_sources())
         self.authoring: AuthoringWindow | None = None
         self._viewer_window: ViewerWindow | None = None
 
@@ -440,9 +450,10 @@ class MainWindow(QMainWindow):
         return window
 
     def open_tasks_folder(self, folder: Path | None = None) -> bool:
-        """File › Open tasks folder…: list the tasks of another folder (or index file) instead.
+        """File › Open tasks folder…: list a folder's (or an index file's) tasks beside those listed.
 
-        A folder without a loadable task says so and the list keeps the tasks it had.
+        The folder is remembered for the next launch; the task list's filters are reset so its tasks
+        show. A folder without a loadable task says so and the list keeps the tasks it had.
         """
         from PySide6.QtWidgets import QFileDialog
 
@@ -451,7 +462,25 @@ class MainWindow(QMainWindow):
             if not name:
                 return False
             folder = Path(name)
-        return self._load_tasks([folder], str(folder))
+        if not load_tasks([folder]).entries:
+            return self._load_tasks([folder], str(folder))  # says why, and keeps the list
+        if folder not in self.opened_folders:
+            self.opened_folders.append(folder)
+        self._remember_opened_folders()
+        self.tasks.reset_filters()
+        return self._load_tasks(self._task_sources(), f"{folder} and the tasks listed before")
+
+    def close_tasks_folders(self) -> None:
+        """File › Close opened tasks folders: back to the bundled tasks and the settings' suite."""
+        self.opened_folders = []
+        self._remember_opened_folders()
+        self._load_tasks(self._task_sources(), self._task_suite or "the bundled tasks")
+
+    def _task_sources(self) -> list[Path]:
+        return [*task_sources(self._task_suite), *self.opened_folders]
+
+    def _remember_opened_folders(self) -> None:
+        self.qsettings.setValue(TASK_FOLDERS_KEY, [str(p) for p in self.opened_folders])
 
     def _load_tasks(self, paths: list[Path], what: str) -> bool:
         """List the tasks under ``paths``; if none loads, say so and keep the tasks listed."""
@@ -535,7 +564,7 @@ class MainWindow(QMainWindow):
         suite = self.services.settings.evaluation.task_suite
         if field == "evaluation" and suite != self._task_suite:
             self._task_suite = suite
-            self._load_tasks(task_sources(suite), suite or "the bundled tasks")
+            self._load_tasks(self._task_sources(), suite or "the bundled tasks")
         try:
             self.status.set_model(self.services.settings.resolve_profile().model)
         except OswError as exc:
