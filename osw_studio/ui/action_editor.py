@@ -28,6 +28,25 @@ from osw_studio.core.errors import ActionParseError
 
 TABLE, JSON_TAB = 0, 1
 
+_Hint = QAbstractItemDelegate.EndEditHint
+_SUBMITTING = (_Hint.EditNextItem, _Hint.EditPreviousItem, _Hint.SubmitModelCache)
+"""How a cell editor closes on Tab, Shift+Tab and Enter: the person finished the edit."""
+
+
+class ActionTable(QTableWidget):
+    """The table of actions; a cell edit finished with Enter or Tab emits ``submitted``.
+
+    Signals:
+        submitted(): A cell edit ended with Enter, Tab or Shift+Tab (its text already committed).
+    """
+
+    submitted = Signal()
+
+    def closeEditor(self, editor: QWidget, hint: QAbstractItemDelegate.EndEditHint) -> None:  # noqa: D102 (Qt override)
+        super().closeEditor(editor, hint)
+        if hint in _SUBMITTING:
+            self.submitted.emit()
+
 
 def actions_to_json(actions: list[Action]) -> str:
     """Actions as the pretty JSON shown in the editor.
@@ -91,14 +110,17 @@ class ActionEditor(QTabWidget):
 
     Signals:
         edited(): The person changed the actions.
+        submitted(): The person finished a cell edit with Enter or Tab (the edit is to run).
     """
 
     edited = Signal()
+    submitted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.table = QTableWidget(0, 2)
+        self.table = ActionTable(0, 2)
         self.table.setObjectName("actionTable")
+        self.table.submitted.connect(self.submitted)
         self.table.setHorizontalHeaderLabels(["kind", "arguments (JSON)"])
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QRadioButton,
@@ -40,7 +41,8 @@ from PySide6.QtWidgets import (
 
 from osw_studio.core.errors import ExportError, OswError
 from osw_studio.trajectory.curation import Curation, ReviewState
-from osw_studio.trajectory.export import ExportSummary, export_options, export_runs, run_filter
+from osw_studio.trajectory.export import ExportSummary, Progress, export_options, export_runs, run_filter
+from osw_studio.trajectory.export_folder import count_task_folders, held_export
 from osw_studio.trajectory.exporters import DESCRIPTIONS
 from osw_studio.trajectory.exporters.base import STEP_KINDS, ExportOptions
 from osw_studio.trajectory.exporters.profiles import PROFILES
@@ -50,18 +52,36 @@ from osw_studio.ui.errors import error_text
 log = logging.getLogger(__name__)
 
 
-def describe_summary(summary: ExportSummary) -> str:
-    """What an export did, as the dialog says it.
+def describe_summary(summary: ExportSummary, task_folders: int | None = None) -> str:
+    """What an export did, as the dialog says it (with the task folders OSWorld's layout holds).
 
     >>> describe_summary(ExportSummary("html", Path("out"), runs_found=3, runs_exported=2, samples=2,
     ...                                skipped={"filtered out": 1}))
     'Exported 2 of 3 runs as html to out (2 samples; skipped: 1 filtered out).'
+    >>> describe_summary(ExportSummary("osworld", Path("out"), runs_found=6, runs_exported=6), 4)[-96:]
+    'skipped: none). The folder holds 4 task folders: a later run of a task replaces the earlier one.'
     """
     skipped = ", ".join(f"{n} {why}" for why, n in summary.skipped.items()) or "none"
-    return (
+    text = (
         f"Exported {summary.runs_exported} of {summary.runs_found} runs as {summary.format} to "
         f"{summary.out} ({summary.samples} samples; skipped: {skipped})."
     )
+    if task_folders is not None:
+        text += f" The folder holds {task_folders} task folders"
+        text += (
+            ": a later run of a task replaces the earlier one."
+            if task_folders < summary.runs_exported
+            else "."
+        )
+    return text
+
+
+def _export(
+    paths: list[Path], fmt: str, out: Path, options: ExportOptions, progress: Progress
+) -> tuple[ExportSummary, int | None]:
+    """Export (in the worker thread), and count the task folders when the format is OSWorld's layout."""
+    summary = export_runs(paths, fmt, out, options, progress)
+    return summary, count_task_folders(out) if fmt == "osworld" else None
 
 
 def _date_row(label: str) -> tuple[QCheckBox, QDateEdit, QHBoxLayout]:
@@ -94,7 +114,7 @@ class ExportDialog(QDialog):
         self.setMinimumWidth(620)
         self.selected = list(selected)
         self.summary: ExportSummary | None = None
-        self._task: asyncio.Future[ExportSummary] | None = None
+        self._task: asyncio.Future[tuple[ExportSummary, int | None]] | None = None
         self._cancel = threading.Event()
 
         # --- which runs
@@ -228,7 +248,7 @@ class ExportDialog(QDialog):
         out_row.addWidget(browse_out)
         self.progress = QProgressBar()
         self.progress.setObjectName("exportProgress")
-        self.progress.setFormat("%v / %m runs")
+        self.progress.setFormat("not started")  # not "0 / 100 runs": the runs are counted at the start
         self.progress.setValue(0)
         self.message = QLabel("")
         self.message.setObjectName("exportMessage")
@@ -328,7 +348,7 @@ class ExportDialog(QDialog):
         )
         return None if curation == Curation() else curation
 
-    def start(self) -> asyncio.Future[ExportSummary] | None:
+    def start(self) -> asyncio.Future[tuple[ExportSummary, int | None]] | None:
         """Check the form and start the export in a worker thread (None when the form is incomplete)."""
         if self._task is not None and not self._task.done():
             return None
@@ -337,9 +357,18 @@ class ExportDialog(QDialog):
         except OswError as exc:
             self._show_error(exc)
             return None
+        held = held_export(out)
+        if held is not None and not self._confirm_into(out, held):
+            self.message.setStyleSheet("color: #ff6b6b;")
+            self.message.setText(
+                f"Not exported: {out} already holds {held}. Choose an empty folder, or export again and "
+                "confirm to write into it."
+            )
+            return None
         loop = asyncio.get_running_loop()
         self._cancel.clear()
         self.summary = None
+        self.progress.setFormat("%v / %m runs")
         self.progress.setRange(0, 0)  # busy until the runs are counted
         self.message.setStyleSheet("")
         self.message.setText(f"Exporting to {out}…")
@@ -356,7 +385,7 @@ class ExportDialog(QDialog):
                     hint="what was written so far is incomplete; export again to finish",
                 )
 
-        self._task = loop.run_in_executor(None, export_runs, paths, fmt, out, options, progress)
+        self._task = loop.run_in_executor(None, _export, paths, fmt, out, options, progress)
         self._task.add_done_callback(self._on_done)
         return self._task
 
@@ -364,7 +393,7 @@ class ExportDialog(QDialog):
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
 
-    def _on_done(self, task: asyncio.Future[ExportSummary]) -> None:
+    def _on_done(self, task: asyncio.Future[tuple[ExportSummary, int | None]]) -> None:
         self.export_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         if self.progress.maximum() == 0:
@@ -377,10 +406,22 @@ class ExportDialog(QDialog):
                 log.error("export failed", exc_info=exc)
             self._show_error(exc)
             return
-        self.summary = task.result()
+        self.summary, task_folders = task.result()
         self.progress.setValue(self.progress.maximum())
         self.message.setStyleSheet("color: #4caf50;")
-        self.message.setText(describe_summary(self.summary))
+        self.message.setText(describe_summary(self.summary, task_folders))
+
+    def _confirm_into(self, out: Path, held: str) -> bool:
+        """Ask before writing into a folder that holds something; True to write into it."""
+        answer = QMessageBox.question(
+            self,
+            "The folder is not empty",
+            f"{out} already holds {held}. An export into it replaces files of the same names (its "
+            "README.md, data files) and mixes with what is there. Export into it anyway?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def _show_error(self, exc: BaseException) -> None:
         title, body = error_text(exc)
@@ -392,7 +433,7 @@ class ExportDialog(QDialog):
         if self._task is None:
             return None
         try:
-            return await self._task
+            return (await self._task)[0]
         except Exception:  # shown in the dialog already
             return None
 

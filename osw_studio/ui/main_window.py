@@ -10,6 +10,7 @@ on the next launch), the viewer's pop-out, and the File and Tasks menus' windows
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 from osw_studio import __version__
 from osw_studio.core.errors import OswError, TaskError
 from osw_studio.core.step import EpisodeResult
+from osw_studio.runner.summary import RUNS_DIR
 from osw_studio.tasks import TaskLibrary, load_tasks
 from osw_studio.tasks.library import task_sources
 from osw_studio.trajectory.store import RunStore
@@ -44,8 +46,34 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 """Bumped when the docks change, so an older saved layout is not forced onto new docks."""
+
+DOCK_AREAS = {
+    "tasks": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "history": Qt.DockWidgetArea.LeftDockWidgetArea,
+    "inspector": Qt.DockWidgetArea.RightDockWidgetArea,
+    "results": Qt.DockWidgetArea.RightDockWidgetArea,
+    "timeline": Qt.DockWidgetArea.BottomDockWidgetArea,
+}
+"""Where each dock of a new window is (View › Reset layout puts them back there)."""
+
+
+def layout_fits(saved_screen: object, screen: tuple[int, int]) -> bool:
+    """Whether a layout saved on ``saved_screen`` (``"WxH"``, or nothing) may be restored on ``screen``.
+
+    >>> layout_fits("1920x1080", (2560, 1440)), layout_fits("2560x1440", (1920, 1080))
+    (True, False)
+    >>> layout_fits(None, (1920, 1080)), layout_fits("junk", (1920, 1080))
+    (False, False)
+    """
+    if not isinstance(saved_screen, str):
+        return False  # saved before the screen was recorded: an older version's layout
+    width, _, height = saved_screen.partition("x")
+    if not (width.isdigit() and height.isdigit()):
+        return False
+    return int(width) <= screen[0] and int(height) <= screen[1]
+
 
 MIN_WINDOW = (1280, 720)
 """The smallest window everything fits in (a laptop screen)."""
@@ -68,13 +96,15 @@ def result_word(result: EpisodeResult | None) -> str:
 SCORED = ("passed", "passed with help", "failed")
 
 
-def last_results(runs_dir: Path) -> dict[str, str]:
-    """The result of each task id in the runs folder: its newest scored run, else its newest run.
+def last_results(runs_dir: Path, suites: Sequence[Path] = ()) -> dict[str, str]:
+    """The result of each task id in the runs folder and the suites' runs folders.
 
-    A later stopped or interrupted run does not hide an earlier pass.
+    Each task's newest scored run counts, else its newest run: a later stopped or interrupted run does
+    not hide an earlier pass.
     """
     found: dict[str, str] = {}
-    for run in reversed(list_runs(runs_dir)):  # oldest first, so newer runs overwrite
+    runs = [run for root in (runs_dir, *suites) for run in list_runs(root)]
+    for run in sorted(runs, key=lambda run: run.run_id):  # oldest first, so newer runs overwrite
         try:
             result = run.result
             task_id = run.meta.task_id
@@ -84,6 +114,31 @@ def last_results(runs_dir: Path) -> dict[str, str]:
         if word in SCORED or found.get(task_id) not in SCORED:
             found[task_id] = word
     return found
+
+
+TASK_FOLDERS_KEY = "tasks/folders"
+"""The QSettings key of the folders File › Open tasks folder… added (kept across restarts)."""
+
+SUITES_KEY = "history/suites"
+"""The QSettings key of the suites' runs folders Run history lists (kept across restarts)."""
+
+
+def suite_runs_folders(suites_dir: Path, remembered: object) -> list[Path]:
+    """The runs folders of suites evaluated before: the remembered ones and those under ``suites_dir``.
+
+    Folders that are gone are left out; each folder once, in the order found.
+    """
+    found: list[Path] = []
+    names = (
+        [remembered] if isinstance(remembered, str) else remembered if isinstance(remembered, list) else []
+    )
+    for name in names:
+        if isinstance(name, str) and name:
+            found.append(Path(name))
+    if suites_dir.is_dir():
+        found += sorted(p / RUNS_DIR for p in suites_dir.iterdir() if (p / RUNS_DIR).is_dir())
+    unique = dict.fromkeys(p for p in found if p.is_dir())
+    return list(unique)
 
 
 class MainWindow(QMainWindow):
@@ -110,6 +165,7 @@ class MainWindow(QMainWindow):
     takeover_action: QAction
     settings_action: QAction
     open_tasks_action: QAction
+    close_tasks_action: QAction
     open_results_action: QAction
     export_action: QAction
     quit_action: QAction
@@ -117,6 +173,7 @@ class MainWindow(QMainWindow):
     suite_action: QAction
     stop_suite_action: QAction
     pop_out_action: QAction
+    reset_layout_action: QAction
     about_action: QAction
 
     def __init__(
@@ -136,9 +193,16 @@ class MainWindow(QMainWindow):
         self.services = services
         self.qsettings = qsettings or QSettings("osw-studio", "osw-studio")
         self._reporter = reporter or ErrorReporter(self)
-        self._results = last_results(services.runs_dir)
+        suites = suite_runs_folders(services.runs_dir.parent / "suites", self.qsettings.value(SUITES_KEY))
+        self._results = last_results(services.runs_dir, suites)
         self._review_windows: list[QWidget] = []
         self._task_suite = services.settings.evaluation.task_suite
+        remembered = self.qsettings.value(TASK_FOLDERS_KEY)
+        names = remembered if isinstance(remembered, list) else [remembered] if remembered else []
+        self.opened_folders: list[Path] = [Path(n) for n in names if isinstance(n, str) and Path(n).exists()]
+        """Folders File › Open tasks folder… added, listed beside the bundled tasks and the suite."""
+        if self.opened_folders:
+            library.load(self._task_sources())
         self.authoring: AuthoringWindow | None = None
         self._viewer_window: ViewerWindow | None = None
 
@@ -147,6 +211,9 @@ class MainWindow(QMainWindow):
         self.inspector = StepInspector()
         self.timeline = Timeline()
         self.history = RunHistory(services.runs_dir)
+        if suites:  # a suite's runs stay in Run history after a restart
+            self.history.add_suites(suites)
+        self.history.suites_changed.connect(self._on_suites_changed)
         self.results = ResultsView()
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
@@ -185,21 +252,17 @@ class MainWindow(QMainWindow):
         self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
         self._dock("results", "Results", self.results, area.RightDockWidgetArea)
         self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
-        self.docks["tasks"].raise_()
-        self.tabifyDockWidget(self.docks["inspector"], self.docks["results"])
-        self.docks["inspector"].raise_()
         for name in ("tasks", "history", "inspector", "results"):
             self.docks[name].widget().setMinimumWidth(DOCK_MIN_WIDTH)
-        self.resizeDocks(
-            [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
-        )
+        self._state_before_pop_out: QByteArray | None = None
+        self.arrange_docks()
 
         build_actions(self)
         self.run_view.controls_changed.connect(self._update_actions)
         self.run_view.run_finished.connect(self._on_run_finished)
         self.suite_view.controls_changed.connect(self._update_actions)
         self.suite_view.results_changed.connect(self.show_results)
+        self.suite_view.results_changed.connect(lambda _folder: self._reload_last_results())
         self.history.run_opened.connect(self.run_view.open_run)
         self.history.review_requested.connect(self.review_run)
         self.results.run_opened.connect(self._on_result_opened)
@@ -229,20 +292,58 @@ class MainWindow(QMainWindow):
         self.addDockWidget(where, dock)
         self.docks[name] = dock
 
+    def arrange_docks(self) -> None:
+        """Put every dock where a new window has it: tasks and history left, inspector and results right."""
+        for name, where in DOCK_AREAS.items():
+            dock = self.docks[name]
+            dock.setFloating(False)
+            self.addDockWidget(where, dock)
+            dock.show()
+        self.tabifyDockWidget(self.docks["tasks"], self.docks["history"])
+        self.docks["tasks"].raise_()
+        self.tabifyDockWidget(self.docks["inspector"], self.docks["results"])
+        self.docks["inspector"].raise_()
+        self.resizeDocks(
+            [self.docks["tasks"], self.docks["inspector"]], [300, 340], Qt.Orientation.Horizontal
+        )
+
+    def reset_layout(self) -> None:
+        """View › Reset layout: the docks as a new window has them, the viewer back in this window."""
+        if self._viewer_window is not None:
+            self._viewer_window.close()
+        self._state_before_pop_out = None
+        self.arrange_docks()
+        self.status.showMessage("Layout reset: the docks are where a new window has them.", 5000)
+
     def restore_layout(self) -> None:
-        """Restore the window geometry and dock layout saved at the last close."""
+        """Restore the window geometry and dock layout saved at the last close, when they fit.
+
+        A layout saved by an older version (another ``LAYOUT_VERSION``) or on a larger screen than this
+        one is not restored: the window keeps the layout a new window has.
+        """
         geometry = self.qsettings.value("window/geometry")
         state = self.qsettings.value("window/state")
+        if not layout_fits(self.qsettings.value("window/screen"), self._screen_size()):
+            log.info("the saved window layout is for a larger screen: not restored")
+            return
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state, LAYOUT_VERSION)
+        if isinstance(state, QByteArray) and not self.restoreState(state, LAYOUT_VERSION):
+            log.info("the saved dock layout is of another version: not restored")
 
     def save_layout(self) -> None:
-        """Save the window geometry and dock layout."""
+        """Save the window geometry and dock layout (as they were before a pop-out, while one is open)."""
         self.qsettings.setValue("window/geometry", self.saveGeometry())
-        self.qsettings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        state = self._state_before_pop_out or self.saveState(LAYOUT_VERSION)
+        self.qsettings.setValue("window/state", state)
+        width, height = self._screen_size()
+        self.qsettings.setValue("window/screen", f"{width}x{height}")
         self.qsettings.sync()
+
+    def _screen_size(self) -> tuple[int, int]:
+        screen = self.screen()
+        size = screen.availableGeometry().size() if screen is not None else None
+        return (size.width(), size.height()) if size is not None else (0, 0)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: D102 (Qt override)
         self.save_layout()
@@ -267,6 +368,8 @@ class MainWindow(QMainWindow):
     def toggle_pop_out(self) -> None:
         """View › Pop out viewer: move the viewer into a window of its own, or back into this one."""
         if self._viewer_window is None:
+            # the docks grow into the space the viewer leaves; they give it back when it returns
+            self._state_before_pop_out = self.saveState(LAYOUT_VERSION)
             self.takeCentralWidget()  # keeps the viewer alive (setCentralWidget would delete it)
             placeholder = QLabel("The viewer is in its own window; close it to bring the viewer back.")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -287,6 +390,9 @@ class MainWindow(QMainWindow):
         self.viewer.setParent(None)
         self.setCentralWidget(self.viewer)
         self.viewer.show()
+        state, self._state_before_pop_out = self._state_before_pop_out, None
+        if state is not None:
+            self.restoreState(state, LAYOUT_VERSION)
         window.deleteLater()
         self.pop_out_action.setChecked(False)
 
@@ -312,6 +418,15 @@ class MainWindow(QMainWindow):
             await self.authoring.shutdown()
         await self.services.aclose()
 
+    def _on_suites_changed(self) -> None:
+        self.qsettings.setValue(SUITES_KEY, [str(p) for p in self.history.suites])
+        self._reload_last_results()
+
+    def _reload_last_results(self) -> None:
+        self._results.clear()
+        self._results.update(last_results(self.services.runs_dir, self.history.suites))
+        self.tasks.refresh()
+
     def _on_run_finished(self, result: EpisodeResult) -> None:
         word = result_word(result)
         if word in SCORED or self._results.get(result.task_id) not in SCORED:
@@ -335,9 +450,10 @@ class MainWindow(QMainWindow):
         return window
 
     def open_tasks_folder(self, folder: Path | None = None) -> bool:
-        """File › Open tasks folder…: list the tasks of another folder (or index file) instead.
+        """File › Open tasks folder…: list a folder's (or an index file's) tasks beside those listed.
 
-        A folder without a loadable task says so and the list keeps the tasks it had.
+        The folder is remembered for the next launch; the task list's filters are reset so its tasks
+        show. A folder without a loadable task says so and the list keeps the tasks it had.
         """
         from PySide6.QtWidgets import QFileDialog
 
@@ -346,7 +462,25 @@ class MainWindow(QMainWindow):
             if not name:
                 return False
             folder = Path(name)
-        return self._load_tasks([folder], str(folder))
+        if not load_tasks([folder]).entries:
+            return self._load_tasks([folder], str(folder))  # says why, and keeps the list
+        if folder not in self.opened_folders:
+            self.opened_folders.append(folder)
+        self._remember_opened_folders()
+        self.tasks.reset_filters()
+        return self._load_tasks(self._task_sources(), f"{folder} and the tasks listed before")
+
+    def close_tasks_folders(self) -> None:
+        """File › Close opened tasks folders: back to the bundled tasks and the settings' suite."""
+        self.opened_folders = []
+        self._remember_opened_folders()
+        self._load_tasks(self._task_sources(), self._task_suite or "the bundled tasks")
+
+    def _task_sources(self) -> list[Path]:
+        return [*task_sources(self._task_suite), *self.opened_folders]
+
+    def _remember_opened_folders(self) -> None:
+        self.qsettings.setValue(TASK_FOLDERS_KEY, [str(p) for p in self.opened_folders])
 
     def _load_tasks(self, paths: list[Path], what: str) -> bool:
         """List the tasks under ``paths``; if none loads, say so and keep the tasks listed."""
@@ -430,7 +564,7 @@ class MainWindow(QMainWindow):
         suite = self.services.settings.evaluation.task_suite
         if field == "evaluation" and suite != self._task_suite:
             self._task_suite = suite
-            self._load_tasks(task_sources(suite), suite or "the bundled tasks")
+            self._load_tasks(self._task_sources(), suite or "the bundled tasks")
         try:
             self.status.set_model(self.services.settings.resolve_profile().model)
         except OswError as exc:

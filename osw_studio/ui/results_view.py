@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -27,12 +28,12 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.core.errors import OswError
+from osw_studio.runner.result_groups import ResultGroup, load_groups
 from osw_studio.runner.summary import (
     DomainStats,
     Stats,
     TaskOutcome,
     compute_stats,
-    load_outcomes,
     run_folder,
 )
 from osw_studio.trajectory.store import RunStore
@@ -140,7 +141,12 @@ class ResultsView(QWidget):
         self.stats: Stats | None = None
         self.outcomes: list[TaskOutcome] = []
         self.domain: str | None = None
+        self.groups: list[ResultGroup] = []
 
+        self.group = QComboBox()
+        self.group.setObjectName("resultsGroup")
+        self.group.setToolTip("Whose results: each agent and model is counted apart, never pooled")
+        self.group.currentIndexChanged.connect(lambda _index: self._show_group())
         self.where = QLabel("no results folder")
         self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.pick_button = QPushButton("Open folder…")
@@ -165,6 +171,7 @@ class ResultsView(QWidget):
         self.open_button.clicked.connect(self.open_selected)
 
         top = QHBoxLayout()
+        top.addWidget(self.group)
         top.addWidget(self.where, 1)
         top.addWidget(self.refresh_button)
         top.addWidget(self.pick_button)
@@ -208,17 +215,35 @@ class ResultsView(QWidget):
         if self.folder is None:
             return
         try:
-            label, outcomes = load_outcomes(self.folder)
+            groups = load_groups(self.folder)
         except OswError as exc:
-            self.outcomes, self.stats = [], None
+            self.groups = []
             self.where.setText(f"{self.folder}: {exc.message}")
         else:
-            self.outcomes = outcomes
-            self.stats = compute_stats(outcomes, label)
+            self.groups = groups
+        shown = self.group.currentText()
+        self.group.blockSignals(True)
+        self.group.clear()
+        self.group.addItems([g.label for g in self.groups])
+        self.group.setCurrentIndex(max(0, self.group.findText(shown)))
+        self.group.setVisible(len(self.groups) > 1)
+        self.group.blockSignals(False)
+        self._show_group()
+
+    def _show_group(self) -> None:
+        """Show the statistics and tasks of the agent and model chosen."""
+        index = self.group.currentIndex()
+        if not self.groups or index < 0:
+            self.outcomes, self.stats = [], None
+        else:
+            chosen = self.groups[index]
+            self.outcomes = chosen.outcomes
+            self.stats = compute_stats(chosen.outcomes, chosen.label)
             total = self.stats.total
             helped = f", {total.assisted} more with help" if total.assisted else ""
             self.where.setText(
-                f"{self.folder} — {label}: {total.successes}/{total.tasks} solved{helped}, {total.rate:.1f}%"
+                f"{self.folder} — {chosen.label}: {total.successes}/{total.tasks} solved{helped}, "
+                f"{total.rate:.1f}%"
             )
         self._fill_table()
         self.chart.set_rows(self.stats.domains if self.stats else [])

@@ -60,10 +60,12 @@ class RunHistory(QWidget):
     Signals:
         run_opened(object): The :class:`RunStore` a person opened (double-click or Open).
         review_requested(object): The :class:`RunStore` a person asked to review (Review).
+        suites_changed(): A suite's runs folder was added to the list.
     """
 
     run_opened = Signal(object)
     review_requested = Signal(object)
+    suites_changed = Signal()
 
     def __init__(self, root: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,9 +103,15 @@ class RunHistory(QWidget):
 
     def add_suite(self, runs_dir: Path) -> None:
         """List the runs of a suite too (Run › Evaluate suite… writes them under its own folder)."""
-        if runs_dir != self.root and runs_dir not in self.suites:
-            self.suites.append(runs_dir)
+        self.add_suites([runs_dir])
+
+    def add_suites(self, folders: list[Path]) -> None:
+        """List the runs of several suites' runs folders too, reading the folders once."""
+        new = [p for p in dict.fromkeys(folders) if p != self.root and p not in self.suites]
+        if new:
+            self.suites += new
             self.where.setText(f"{self.root} + {len(self.suites)} suite folder(s)")
+            self.suites_changed.emit()
         self.refresh()
 
     def set_root(self, root: Path) -> None:

@@ -44,6 +44,10 @@ MODES = ("auto", "approve")
 """The run modes: ``auto`` runs actions as proposed, ``approve`` holds each for the person."""
 
 
+WAITING_TAIL = " waits for you: Enter approves, Edit changes it."
+"""The end of the status message of a step held for approval (cleared once it no longer waits)."""
+
+
 class RunView(QObject):
     """The current run (or a past one) in the viewer, the inspector, the timeline and the status bar.
 
@@ -273,6 +277,8 @@ class RunView(QObject):
         self.status.set_state(new, paused)
         if new in ("observing", "resetting"):
             self.viewer.canvas.set_actions([])
+        if old == "gating" and self.status.currentMessage().endswith(WAITING_TAIL):
+            self.status.clearMessage()  # the step no longer waits: its message goes with it
         if c is not None:
             self.status.set_step(c.episode.step_index, c.episode.max_steps)
         if new == "resetting":
@@ -299,7 +305,7 @@ class RunView(QObject):
         if self.controller is not None:
             self.status.set_step(proposal.index, self.controller.episode.max_steps)
         if self.controller is not None and self.controller.episode.mode == "approve":
-            self.status.showMessage(f"Step {proposal.index} waits for you: Enter approves, Edit changes it.")
+            self.status.showMessage(f"Step {proposal.index}{WAITING_TAIL}")
 
     def _on_step_finished(self, record: StepRecord) -> None:
         c = self.controller
@@ -336,6 +342,8 @@ class RunView(QObject):
 
     def _on_takeover_changed(self, on: bool) -> None:
         self.viewer.set_takeover(on)
+        if on:  # the takeover dropped the proposal: it is not drawn over the screen the person acts on
+            self.viewer.canvas.set_actions([])
         self.status.showMessage(
             "Takeover: click, scroll and type in the viewer; Ctrl+T gives control back."
             if on

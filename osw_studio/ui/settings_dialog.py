@@ -99,6 +99,9 @@ class SettingsDialog(QDialog):
         self._check_task: asyncio.Task[CheckResult] | None = None
         self.session_key: str | None = None
         """A key typed while no keyring can keep it: the app uses it until it quits."""
+        self._shown: str | None = None
+        self._drafts: dict[str, dict[str, Any]] = {}
+        """The form of each profile edited in this session but not shown now, written by *Save*."""
 
         self.profile = QComboBox()
         self.profile.setObjectName("profile")
@@ -303,18 +306,56 @@ class SettingsDialog(QDialog):
     def _load_profile(self, name: str) -> None:
         if not name:
             return
+        if self._shown is not None and self._shown != name and self.profile.findText(self._shown) >= 0:
+            self._drafts[self._shown] = self._form_fields()
+        previous, self._shown = self._shown, name
+        draft = self._drafts.pop(name, None)
+        if draft is None and name not in self.settings.profile_names and previous is not None:
+            # a new profile starts as a copy of the form it was made from, with no key of its own
+            draft = {**self._form_fields(), "key": None}
+        if draft is not None:
+            self._show_fields(draft)
+            base = self.settings.resolve_profile(self._existing_name())
+            self._describe_key(base.model_copy(update={"name": name}), draft["key"])
+            return
         try:
             p = self.settings.resolve_profile(name)
         except SettingsError as exc:
             self.error.setText(str(exc))
             return
-        self.base_url.setText(p.base_url)
-        self.model.setText(p.model)
-        self.agent.setCurrentText(p.agent)
-        self.temperature.setValue(p.temperature)
-        self.top_p.setValue(p.top_p or 1.0)
-        self.max_tokens.setValue(p.max_tokens)
-        self.observation.setCurrentText(p.observation_type)
+        self._show_fields(
+            {
+                "base_url": p.base_url,
+                "model": p.model,
+                "agent": p.agent,
+                "temperature": p.temperature,
+                "top_p": p.top_p or 1.0,
+                "max_tokens": p.max_tokens,
+                "observation_type": p.observation_type,
+            }
+        )
+        self._describe_key(p, None)
+
+    def _form_fields(self) -> dict[str, Any]:
+        """The profile's fields as the form shows them, with a key typed for it (or None)."""
+        return {
+            "base_url": self.base_url.text(),
+            "model": self.model.text(),
+            "agent": self.agent.currentText(),
+            **self._agent_fields(),
+            "key": self.key.text().strip() if self._key_dirty and self.key.text().strip() else None,
+        }
+
+    def _show_fields(self, fields: dict[str, Any]) -> None:
+        self.base_url.setText(fields["base_url"])
+        self.model.setText(fields["model"])
+        self.agent.setCurrentText(fields["agent"])
+        self.temperature.setValue(fields["temperature"])
+        self.top_p.setValue(fields["top_p"])
+        self.max_tokens.setValue(fields["max_tokens"])
+        self.observation.setCurrentText(fields["observation_type"])
+
+    def _describe_key(self, p: ResolvedProfile, typed: str | None) -> None:
         self.key.clear()
         self._key_dirty = False
         self.show_key.setChecked(False)
@@ -323,6 +364,11 @@ class SettingsDialog(QDialog):
         self.faithful.setText(
             verdict.text + (f". To be faithful: {verdict.change}" if verdict.change else "")
         )
+        if typed:
+            self.key.setText(typed)
+            self._key_dirty = True
+            self.key_source.setText("Key typed in this dialog; saved with the profile.")
+            return
         lookup = find_api_key(p)
         if lookup.key is not None:
             self.key.setPlaceholderText(f"stored ({lookup.key.source}); Show to reveal, type to replace")
@@ -346,10 +392,12 @@ class SettingsDialog(QDialog):
             self.error.setText("The default profile cannot be deleted; edit it instead.")
             return
         self.settings.remove_profile(name)
+        self._drafts.pop(name, None)
         try:
             delete_key(name)
         except SettingsError as exc:
             self.error.setText(str(exc))
+        self._shown = None  # the deleted profile's form is not kept as a draft
         self.profile.removeItem(self.profile.currentIndex())
 
     # --- the key ------------------------------------------------------------------------------------
@@ -474,24 +522,9 @@ class SettingsDialog(QDialog):
         name = self.profile.currentText() or DEFAULT_PROFILE
         s = self.settings
         try:
-            if name == DEFAULT_PROFILE and DEFAULT_PROFILE not in s.profiles:
-                s.model_provider = s.model_provider.model_copy(
-                    update={"base_url": self.base_url.text().strip(), "model": self.model.text().strip()}
-                )
-                s.agent = s.agent.model_copy(update=self._agent_fields())
-                if self.agent.currentText() != "osworld":
-                    s.set_profile(
-                        DEFAULT_PROFILE, Profile.model_validate({"agent": self.agent.currentText()})
-                    )
-            else:
-                old = s.profiles.get(name, Profile())
-                fields = {
-                    "base_url": self.base_url.text().strip() or None,
-                    "model": self.model.text().strip() or None,
-                    "agent": self.agent.currentText(),
-                    **self._agent_fields(),
-                }
-                s.set_profile(name, Profile.model_validate({**old.model_dump(exclude_none=True), **fields}))
+            for other, fields in self._drafts.items():
+                self._write_profile(other, fields)
+            self._write_profile(name, self._form_fields())
             s.active_profile = None if name == DEFAULT_PROFILE else name
             s.evaluation = s.evaluation.model_copy(
                 update={
@@ -527,6 +560,10 @@ class SettingsDialog(QDialog):
         if vnc_password and environment.vnc:
             set_vnc_password(format_vnc_address(*vnc_address(environment.vnc, environment.url)), vnc_password)
             self.vnc_password.clear()
+        for other, fields in list(self._drafts.items()):
+            if fields["key"]:
+                set_key(other, fields["key"])
+            del self._drafts[other]
         if self._key_dirty and self.key.text().strip():
             try:
                 set_key(name, self.key.text())
@@ -541,6 +578,27 @@ class SettingsDialog(QDialog):
         if token and environment.url:
             set_guest_token(environment.url, token)
             self._token_dirty = False
+
+    def _write_profile(self, name: str, fields: dict[str, Any]) -> None:
+        """Write one profile's form fields into the settings (the implicit default into the sections)."""
+        s = self.settings
+        sampling = {k: fields[k] for k in ("temperature", "top_p", "max_tokens", "observation_type")}
+        if name == DEFAULT_PROFILE and DEFAULT_PROFILE not in s.profiles:
+            s.model_provider = s.model_provider.model_copy(
+                update={"base_url": fields["base_url"].strip(), "model": fields["model"].strip()}
+            )
+            s.agent = s.agent.model_copy(update=sampling)
+            if fields["agent"] != "osworld":
+                s.set_profile(DEFAULT_PROFILE, Profile.model_validate({"agent": fields["agent"]}))
+            return
+        old = s.profiles.get(name, Profile())
+        own = {
+            "base_url": fields["base_url"].strip() or None,
+            "model": fields["model"].strip() or None,
+            "agent": fields["agent"],
+            **sampling,
+        }
+        s.set_profile(name, Profile.model_validate({**old.model_dump(exclude_none=True), **own}))
 
     def browse_suite_folder(self) -> None:
         """Task suite › Folder…: pick a folder of task files."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from osw_studio.agent.faithful import Faithfulness
@@ -20,7 +24,11 @@ def money(cost: float | None) -> str:
 
 
 class RunStatusBar(QStatusBar):
-    """Permanent fields on the right; transient messages on the left."""
+    """Permanent fields on the right; transient messages on the left.
+
+    A message too long for the space left of the fields is shown elided (``…``), the whole of it in the
+    bar's tooltip; :meth:`currentMessage` is the whole message.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,6 +55,10 @@ class RunStatusBar(QStatusBar):
         self.faithful_label.setObjectName("faithful")
         self.faithful_label.setContentsMargins(8, 0, 8, 0)
         self.addPermanentWidget(self.faithful_label)
+        self._message = ""
+        self._shown = ""
+        self._until: float | None = None
+        self.messageChanged.connect(self._on_message_changed)
 
     def set_faithful(self, verdict: Faithfulness) -> None:
         """Whether the run's profile is leaderboard-faithful (the change to make in the tooltip)."""
@@ -54,6 +66,38 @@ class RunStatusBar(QStatusBar):
         self.faithful_label.setText(short)
         tip = verdict.text + (f"; to be faithful: {verdict.change}" if verdict.change else "")
         self.faithful_label.setToolTip(tip)
+
+    def showMessage(self, message: str, /, timeout: int | None = 0) -> None:  # noqa: D102 (Qt override)
+        self._message = message
+        self._shown = self._elided(message)
+        self._until = time.monotonic() + timeout / 1000 if timeout else None
+        self.setToolTip(message if self._shown != message else "")
+        super().showMessage(self._shown, timeout or 0)
+
+    def currentMessage(self) -> str:  # noqa: D102 (Qt override: the whole message, not its elided text)
+        shown = super().currentMessage()
+        return self._message if shown and shown == self._shown else shown
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: D102 (Qt override)
+        super().resizeEvent(event)
+        if self._message and super().currentMessage() == self._shown:
+            shown = self._elided(self._message)
+            if shown != self._shown:
+                self._shown = shown
+                self.setToolTip(self._message if shown != self._message else "")
+                left = 0 if self._until is None else max(1, int((self._until - time.monotonic()) * 1000))
+                super().showMessage(shown, left)  # for the time the message had left
+
+    def _elided(self, message: str) -> str:
+        fields = [w.x() for w in self.findChildren(QWidget) if w.parent() is self and w.isVisible()]
+        right = min((x for x in fields if x > 0), default=self.width())
+        room = max(right - 24, 40)
+        return self.fontMetrics().elidedText(message, Qt.TextElideMode.ElideRight, room)
+
+    def _on_message_changed(self, shown: str) -> None:
+        if not shown:
+            self._message = self._shown = ""
+            self.setToolTip("")
 
     def set_env(self, text: str) -> None:
         """The env in use (``local:99 · 1920×1080``)."""

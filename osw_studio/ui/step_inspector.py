@@ -116,6 +116,7 @@ class StepInspector(QWidget):
         self.skip_button.clicked.connect(self.skip)
         self.takeover_button.clicked.connect(self._on_takeover_clicked)
         self.editor.edited.connect(self._on_edited)
+        self.editor.submitted.connect(self._on_submitted)
         self._gating = False
         self._live = True
         self._update_buttons()
@@ -207,6 +208,8 @@ class StepInspector(QWidget):
         hint = getattr(error, "hint", None)
         text = str(error) if hint else f"{error} (see the log for details)"
         self.show_error(text)
+        if self.title.text().endswith("thinking…"):  # the model call failed: no longer thinking
+            self.title.setText(self.title.text().removesuffix("thinking…") + "model call failed")
 
     def show_evaluation(self, result: EpisodeResult) -> None:
         """The evaluator's verdict on the run that ended: its score and each metric's reason."""
@@ -312,6 +315,10 @@ class StepInspector(QWidget):
             return
         self.show_error(None)
         self.actions_edited.emit(actions)
+
+    def _on_submitted(self) -> None:
+        if self.editing:  # Enter or Tab finished a cell of the edit: it runs, as the README says
+            self.approve()
 
     def refresh_buttons(self) -> None:
         """Enable the buttons that apply now (after the run ended, for instance)."""

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
+    QGridLayout,
+    QLabel,
     QLineEdit,
     QSplitter,
     QTextBrowser,
@@ -118,11 +119,20 @@ class TaskBrowser(QWidget):
         self.tree.itemActivated.connect(self._on_activated)
         self.details = QTextBrowser()
         self.details.setObjectName("taskDetails")
-        filters = QHBoxLayout()
-        filters.addWidget(self.domain_filter)
-        filters.addWidget(self.app_filter)
-        filters.addWidget(self.solution_filter)
-        filters.addWidget(self.result_filter)
+        filters = QGridLayout()  # each filter named beside it, two a row so a narrow dock fits them
+        for n, (text, combo) in enumerate(
+            (
+                ("Domain", self.domain_filter),
+                ("App", self.app_filter),
+                ("Solution", self.solution_filter),
+                ("Last", self.result_filter),
+            )
+        ):
+            label = QLabel(text)
+            label.setBuddy(combo)
+            filters.addWidget(label, n // 2, (n % 2) * 2)
+            filters.addWidget(combo, n // 2, (n % 2) * 2 + 1)
+            filters.setColumnStretch((n % 2) * 2 + 1, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.details)
@@ -168,6 +178,17 @@ class TaskBrowser(QWidget):
         if wanted is None:
             return found
         return [e for e in found if (self._last_result(e.task.id) or "never run") == wanted]
+
+    def reset_filters(self) -> None:
+        """Clear the search and set every filter to any (new tasks are then all shown)."""
+        for combo in (self.domain_filter, self.app_filter, self.solution_filter, self.result_filter):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0)
+            combo.blockSignals(False)
+        self.search.blockSignals(True)
+        self.search.clear()
+        self.search.blockSignals(False)
+        self.refresh()
 
     def refresh(self) -> None:
         """Rebuild the tree from the library, the search text and the filters."""

@@ -76,6 +76,8 @@ def build_actions(window: MainWindow) -> None:
     window.addToolBar(toolbar)
     file_menu = window.menuBar().addMenu("&File")
     window.open_tasks_action = file_menu.addAction("Open tasks folder…", window.open_tasks_folder)
+    window.open_tasks_action.setToolTip("List a folder's tasks beside those listed (remembered)")
+    window.close_tasks_action = file_menu.addAction("Close opened tasks folders", window.close_tasks_folders)
     window.open_results_action = file_menu.addAction("Open results folder…", window.pick_results_folder)
     window.export_action = file_menu.addAction("Export runs…", window.open_export)
     window.export_action.setShortcut(QKeySequence("Ctrl+E"))
@@ -95,6 +97,7 @@ def build_actions(window: MainWindow) -> None:
     window.pop_out_action.setCheckable(True)
     window.pop_out_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
     window.viewer.pop_out_requested.connect(window.toggle_pop_out)
+    window.reset_layout_action = view_menu.addAction("Reset layout", window.reset_layout)
     view_menu.addSeparator()
     for dock in window.docks.values():
         view_menu.addAction(dock.toggleViewAction())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QPushButton
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QPushButton
 from pytestqt.qtbot import QtBot
 
 from osw_studio.settings import Settings, load_settings
@@ -207,3 +207,46 @@ async def test_the_task_suite_field_is_checked_saved_and_the_task_list_reloads_f
     assert not window.tasks.select_task("my-own-task") and len(window.library) == bundled
     assert "task_suite" not in json.loads(path.read_text(encoding="utf-8")).get("evaluation", {})
     await window.shutdown()
+
+
+def test_two_new_profiles_in_one_session_are_both_saved_without_a_false_error(
+    qtbot: QtBot,
+    tmp_path: Path,
+    qsettings: QSettings,
+    memory_keyring: MemoryKeyring,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{}", encoding="utf-8")
+    settings = load_settings(path)
+    window = MainWindow(
+        TaskLibrary.from_paths(task_sources(None)), Services(settings, tmp_path / "runs"), qsettings=qsettings
+    )
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    dialog = window.open_settings()
+    names = ["alpha", "beta"]
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_args: (names.pop(0), True))
+    new_button = next(b for b in dialog.findChildren(QPushButton) if b.text() == "New…")
+
+    new_button.click()
+    assert dialog.profile.currentText() == "alpha" and dialog.error.text() == ""
+    dialog.model.setText("model-a")
+    new_button.click()
+    assert dialog.profile.currentText() == "beta" and dialog.error.text() == ""
+    assert dialog.model.text() == "model-a"  # a new profile starts from the form it was made from
+    dialog.model.setText("model-b")
+    dialog.profile.setCurrentText("alpha")  # back to alpha: its edit is still there
+    assert dialog.model.text() == "model-a" and dialog.error.text() == ""
+    dialog.profile.setCurrentText("beta")
+    assert dialog.model.text() == "model-b"
+    buttons = dialog.findChild(QDialogButtonBox)
+    assert buttons is not None
+    buttons.button(QDialogButtonBox.StandardButton.Save).click()
+
+    assert not dialog.isVisible()
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["profiles"]["alpha"]["model"] == "model-a"
+    assert saved["profiles"]["beta"]["model"] == "model-b"
+    assert saved["active_profile"] == "beta"

@@ -95,6 +95,29 @@ async def test_enter_in_an_edited_cell_runs_and_records_the_edit(
     assert out.output == "hello\n"
 
 
+async def test_tab_in_an_edited_cell_runs_the_edit(
+    qtbot: QtBot, window: MainWindow, model_server: FakeOpenAIServer
+) -> None:
+    model_server.queue(code("pyautogui.click(500, 340)"), code("pyautogui.click(100, 100)"))
+    await start_approve_run(window, "write-hello-file")
+    inspector = window.inspector
+    qtbot.mouseClick(inspector.edit_button, Qt.MouseButton.LeftButton)
+    table = inspector.editor.table
+    table.setFocus()
+    table.editItem(table.item(0, 1))
+    await until(lambda: isinstance(QApplication.focusWidget(), QLineEdit))
+    cell = QApplication.focusWidget()
+    assert isinstance(cell, QLineEdit)
+    cell.setText('{"x": 510, "y": 350}')
+    QTest.keyClick(cell, Qt.Key.Key_Tab)  # Tab finishes the edit, which runs: no second key needed
+    await until(lambda: len(window.timeline.records) == 1)
+    assert window.timeline.marks() == ["edited"]
+    assert window.timeline.records[0].executed[0].model_dump(include={"x", "y"}) == {"x": 510, "y": 350}
+    window.stop_action.trigger()
+    assert window.run_view.controller is not None
+    await window.run_view.controller.wait()
+
+
 async def test_an_invalid_edit_is_never_approved_and_auto_mode_runs_a_valid_one(
     qtbot: QtBot, window: MainWindow, model_server: FakeOpenAIServer
 ) -> None:

@@ -4,6 +4,7 @@ with a person's help apart; File › Open tasks folder… lists another folder's
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +18,8 @@ from osw_studio.core.actions import Click, DragTo, MouseDown, MouseUp, MoveTo, T
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.core.task import Task
 from osw_studio.runner.store import RunStoreWriter
+from osw_studio.tasks import TaskLibrary
+from osw_studio.tasks.library import BUNDLED_TASKS
 from osw_studio.trajectory.layout import new_run_id
 from osw_studio.ui.main_window import MIN_WINDOW, MainWindow, last_results
 from osw_studio.ui.overlay import with_drag_starts
@@ -110,7 +113,12 @@ def add_helped_run(runs: Path, task_id: str, domain: str, started: float) -> Non
         {"id": task_id, "instruction": "Do it.", "config": [], "evaluator": {"func": "infeasible"}}
     )
     with RunStoreWriter.create(
-        runs, task, domain=domain, screen_size=(1280, 720), run_id=new_run_id(task_id, now=started)
+        runs,
+        task,
+        domain=domain,
+        model="model-a",  # the model of add_run's runs: Results counts each model apart
+        screen_size=(1280, 720),
+        run_id=new_run_id(task_id, now=started),
     ) as w:
         w.write_step(StepRecord(index=1, source="human", verdict="human", executed=[Click(x=1, y=2)]))
         w.finish(
@@ -144,10 +152,18 @@ async def test_open_tasks_folder_lists_its_tasks(qtbot: QtBot, window: MainWindo
     folder = tmp_path / "more-tasks"
     shutil.copytree(ROOT / "tasks" / "gnumeric", folder / "gnumeric")
     shutil.copytree(ROOT / "tasks" / "assets", folder / "assets")
+    task = json.loads((BUNDLED_TASKS / "os" / "write-hello-file.json").read_text(encoding="utf-8"))
+    (folder / "os").mkdir()
+    (folder / "os" / "my-own-task.json").write_text(
+        json.dumps({**task, "id": "my-own-task"}), encoding="utf-8"
+    )
+    window.tasks.search.setText("hello")  # a search left on from before
     assert window.open_tasks_folder(folder)
     assert str(folder) in window.status.currentMessage()
-    assert len(window.library) == len(list((folder / "gnumeric").glob("*.json")))
-    assert window.tasks.select_task("add-average-score")
+    assert window.tasks.search.text() == ""  # the filters are reset, so the new tasks show
+    # beside the bundled tasks, not instead of them
+    assert window.tasks.select_task("my-own-task") and window.tasks.select_task("write-hello-file")
+    assert len(window.library) == len(TaskLibrary.from_paths([BUNDLED_TASKS, folder]))
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -156,6 +172,21 @@ async def test_open_tasks_folder_lists_its_tasks(qtbot: QtBot, window: MainWindo
     assert not window.open_tasks_folder(empty)
     assert reported and "no task" in str(reported[0])
     assert window.tasks.select_task("add-average-score")  # the list keeps what it had
+    assert window.opened_folders == [folder]
+
+    # remembered at the next launch, until File › Close opened tasks folders
+    again = make_window(qtbot, tmp_path / "runs", window.qsettings)
+    try:
+        assert again.tasks.select_task("my-own-task") and again.tasks.select_task("write-hello-file")
+        again.close_tasks_action.trigger()
+        assert not again.tasks.select_task("my-own-task") and again.tasks.select_task("write-hello-file")
+    finally:
+        await again.shutdown()
+    third = make_window(qtbot, tmp_path / "runs", window.qsettings)
+    try:
+        assert not third.tasks.select_task("my-own-task")
+    finally:
+        await third.shutdown()
 
 
 async def test_without_a_keyring_a_key_is_used_for_this_session_only(
