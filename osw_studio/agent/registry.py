@@ -5,7 +5,7 @@ keyring or the environment (:func:`osw_studio.settings.secrets.find_api_key`).
 
 Examples:
     >>> sorted(AGENTS)
-    ['human', 'opencua', 'osworld', 'qwen3vl', 'replay', 'uitars']
+    ['gpt54', 'human', 'opencua', 'osworld', 'qwen3vl', 'replay', 'uitars']
     >>> agent_class("replay").__name__
     'ReplayAgent'
 """
@@ -28,6 +28,7 @@ AGENTS: dict[str, str] = {
     "opencua": "osw_studio.agent.opencua:OpenCUAAgent",
     "replay": "osw_studio.agent.replay:ReplayAgent",
     "human": "osw_studio.agent.human:HumanAgent",
+    "gpt54": "osw_studio.agent.cua_openai:GPT54Agent",
 }
 """Agent ids and their ``module:Class`` entry points."""
 

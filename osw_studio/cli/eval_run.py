@@ -34,6 +34,7 @@ AGENTS = (
     "uitars",
     "qwen3vl",
     "opencua",
+    "gpt54",
 )  # as runner.suite.AGENTS, which --help need not import
 
 

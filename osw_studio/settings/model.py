@@ -57,8 +57,11 @@ ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree", "so
 EvaluatorKind = Literal["osw-studio", "osworld"]
 """Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
-AgentKind = Literal["osworld", "uitars", "qwen3vl", "opencua", "replay", "human"]
+AgentKind = Literal["osworld", "uitars", "qwen3vl", "opencua", "replay", "human", "gpt54", "openai_cua"]
 PromptSource = Literal["own", "reference"]
+SafetyChecks = Literal["acknowledge", "fail"]
+"""What an unattended run does with a computer-use model's safety check (a pending safety check of OpenAI's
+computer tool): ``acknowledge`` it and go on, as OSWorld does, or ``fail`` the task. Attended runs ask."""
 ParseExhausted = Literal["error", "done", "fail"]
 """What a step does when no reply of it could be parsed: a step ``error``, or end as ``done`` / ``fail``."""
 """Where prompt text comes from: ``own`` (OSW Studio's templates) or ``reference`` (read at run time from
@@ -284,6 +287,8 @@ class Profile(_Section):
             so a user's 0.7 stays 0.7 and the default 0 becomes 0.2; with no temperature set, the floor).
         parse_exhausted: What the step does when no reply could be parsed: ``error`` (a step error, the
             next step goes on), ``done`` (OSWorld's UI-TARS agent ends the episode as done) or ``fail``.
+        reasoning_effort: The computer-use agents' reasoning effort (GPT-5.4: ``xhigh`` as OSWorld runs it).
+        safety_checks: What an unattended run does with a safety check: ``acknowledge`` or ``fail``.
     """
 
     base_url: str | None = None
@@ -311,6 +316,8 @@ class Profile(_Section):
     reask_temperature: float | None = Field(default=None, ge=0, le=2)
     reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    safety_checks: SafetyChecks | None = None
 
     @field_validator("base_url")
     @classmethod
@@ -370,6 +377,8 @@ class ResolvedProfile(BaseModel):
     reask_temperature: float | None = None
     reask_min_temperature: float | None = None
     parse_exhausted: ParseExhausted = "error"
+    reasoning_effort: str | None = None
+    safety_checks: SafetyChecks = "acknowledge"
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -418,6 +427,13 @@ PRESETS: dict[str, Profile] = {
         # It asks up to five times while a reply cannot be parsed, the later calls at temperature
         # max(0.2, temperature) (0.2 at the preset's 0), then fails the task.
         parse_tries=5, reask_min_temperature=0.2, parse_exhausted="fail",
+    ),
+    # GPT-5.4 through OSWorld's mm_agents/gpt54_agent.py with its run script's defaults: the GA computer
+    # tool, reasoning effort xhigh with a concise summary, screenshots as grabbed (detail original),
+    # pending safety checks acknowledged. Temperature and top_p are not sent (the run script's are unused).
+    "gpt-5.4": Profile(
+        agent="gpt54", model="gpt-5.4", base_url="https://api.openai.com/v1", reasoning_effort="xhigh",
+        prompts="reference", safety_checks="acknowledge",
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
@@ -551,6 +567,8 @@ class Settings(BaseModel):
             reask_temperature=profile.reask_temperature,
             reask_min_temperature=profile.reask_min_temperature,
             parse_exhausted=profile.parse_exhausted or "error",
+            reasoning_effort=profile.reasoning_effort,
+            safety_checks=profile.safety_checks or "acknowledge",
         )
 
 

@@ -119,7 +119,7 @@ def describe_call(item: Mapping[str, Any]) -> str:
 
 def _dump(value: Any) -> Any:
     if hasattr(value, "model_dump"):
-        return value.model_dump(exclude_none=True)
+        return value.model_dump(exclude_none=True, warnings=False)
     return value
 
 
