@@ -79,10 +79,11 @@ def openai_key(name: str) -> str:
     Raises:
         ActionParseError: If no key has that name.
 
-    >>> [openai_key(k) for k in ["ENTER", "ArrowUp", "space", "a", "Page_Down"]]
-    ['enter', 'up', 'space', 'a', 'pagedown']
+    >>> [openai_key(k) for k in ["ENTER", "ArrowUp", "space", "S", "Page_Down"]]
+    ['enter', 'up', 'space', 's', 'pagedown']
     """
-    key = OPENAI_KEYS.get(name.strip().lower(), name) if len(name) > 1 else name
+    # The tool names keys, not characters: "S" is the S key (a capital would add shift), as OSWorld reads it.
+    key = OPENAI_KEYS.get(name.strip().lower(), name) if len(name) > 1 else name.lower()
     key = normalize_key(key)
     if not is_valid_key(key):
         raise ActionParseError(f"the computer tool pressed an unknown key {name!r}")
@@ -156,7 +157,7 @@ def parse_openai_action(action: Mapping[str, Any], space: CoordinateSpace | None
         text = action.get("text")
         if not isinstance(text, str):
             raise ActionParseError("the computer tool's type action has no text")
-        return [Typing(text=text)] if text else []
+        return [Typing(text=text)] if text else [Wait(seconds=0.1)]
     if kind == "keypress":
         keys = action.get("keys")
         if isinstance(keys, str):
@@ -170,7 +171,7 @@ def parse_openai_action(action: Mapping[str, Any], space: CoordinateSpace | None
         seconds = float(ms) / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else 1.0
         return [Wait(seconds=max(0.1, seconds))]
     if kind == "screenshot":
-        return []  # the screenshot after the batch is its answer
+        return [Wait(seconds=0.1)]  # the screenshot after the batch is its answer; OSWorld pauses 0.1 s
     raise ActionParseError(f"the computer tool sent an unknown action {kind!r}")
 
 

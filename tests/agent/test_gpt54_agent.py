@@ -77,8 +77,8 @@ async def test_a_batch_is_one_proposal_and_the_next_request_answers_it(
     first = await gpt.predict("Save the file.", observe(1))
     assert first.error is None
     assert first.actions == [
-        Click(x=100, y=200), Typing(text="héllo"), Hotkey(keys=["ctrl", "S"]), Press(key="enter"),
-        Wait(seconds=1.0),
+        Click(x=100, y=200), Typing(text="héllo"), Hotkey(keys=["ctrl", "s"]), Press(key="enter"),
+        Wait(seconds=1.0), Wait(seconds=0.1),
     ]  # fmt: skip
     assert first.thought == "Save it."
     assert first.usage is not None and first.usage.prompt_tokens == 100
