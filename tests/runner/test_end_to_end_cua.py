@@ -7,7 +7,10 @@ order; the next request answers it with the screen after the batch; a final mess
 from __future__ import annotations
 
 import asyncio
+import base64
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +21,7 @@ from osw_studio.runner.episode import Episode
 from osw_studio.runner.store import RunStoreWriter
 from osw_studio.settings import Settings
 from osw_studio.tasks.load import load_task
+from osw_studio.trajectory.requests import RequestExpander, image_refs, responses_input
 from osw_studio.trajectory.store import RunStore
 from tests.fakes.responses_server import FakeResponsesServer, Script, computer_call, message, reasoning
 from tests.runner.conftest import TASKS
@@ -64,6 +68,21 @@ async def test_gpt54_solves_a_task_through_the_responses_api(sandbox: Env, tmp_p
     assert requests[1]["previous_response_id"] == "resp_1"
     assert requests[1]["input"][0]["type"] == "computer_call_output"
     assert steps[1].request is not None and steps[1].request.params["previous_response_id"] == "resp_1"
+    # The requests are stored as sent, each screenshot a reference to the stored screen.
+    reader = RunStore(store.path)
+    expander = RequestExpander()
+    for step, sent in zip(steps, requests, strict=True):
+        items = expander.messages(step)
+        assert items is not None
+        [ref] = image_refs(items)
+        assert ref["file"] == step.screenshot
+
+        def url(ref: Mapping[str, Any]) -> str:
+            data = (reader.path / "screens" / ref["file"]).read_bytes()
+            return f"data:{ref['mime']};base64,{base64.b64encode(data).decode()}"
+
+        assert responses_input(items, url) == sent["input"]
+    assert len((store.path / "steps.jsonl").read_bytes()) < 20_000
     for file in store.path.rglob("*"):
         if file.is_file():
             assert b"sk-test-secret-key" not in file.read_bytes(), file
