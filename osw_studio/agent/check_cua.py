@@ -15,7 +15,17 @@ from osw_studio.agent.errors import ModelCallError
 from osw_studio.settings.model import ResolvedProfile
 from osw_studio.settings.url import url_variants
 
-RESPONSES_AGENTS: dict[str, list[dict[str, Any]]] = {"gpt54": [{"type": "computer"}]}
+RESPONSES_AGENTS: dict[str, list[dict[str, Any]]] = {
+    "gpt54": [{"type": "computer"}],
+    "openai_cua": [
+        {
+            "type": "computer_use_preview",
+            "display_width": 1920,
+            "display_height": 1080,
+            "environment": "linux",
+        }
+    ],
+}
 """Agents that speak the Responses API, and the tools their probe sends."""
 
 PROBE = "Reply with the single word OK."

@@ -63,8 +63,8 @@ INFEASIBLE_WORDS = (
 """A final message holding one of these ends the task as ``fail`` (OSWorld ends the run there too)."""
 
 
-def reference_instructions() -> tuple[str, str] | None:
-    """OSWorld's GPT-5.4 instructions and where they were read, or None when no tree holds the agent."""
+def reference_instructions(module: str = "gpt54_agent.py") -> tuple[str, str] | None:
+    """OSWorld's instructions of an agent module and where they were read, or None when no tree holds it."""
     import hashlib
     import os
     from pathlib import Path
@@ -74,7 +74,7 @@ def reference_instructions() -> tuple[str, str] | None:
     site = os.environ.get("OSW_REFERENCE_SITE")
     if not site:
         return None
-    path = Path(site) / "mm_agents" / "gpt54_agent.py"
+    path = Path(site) / "mm_agents" / module
     if not path.is_file():
         return None
     text = _constants(path).get("OPERATOR_PROMPT")
@@ -82,7 +82,7 @@ def reference_instructions() -> tuple[str, str] | None:
         return None
     return (
         text,
-        f"mm_agents/gpt54_agent.py:OPERATOR_PROMPT sha256={hashlib.sha256(text.encode()).hexdigest()}",
+        f"mm_agents/{module}:OPERATOR_PROMPT sha256={hashlib.sha256(text.encode()).hexdigest()}",
     )
 
 
@@ -98,6 +98,7 @@ class GPT54Agent(Agent):
     name = "gpt54"
     kind = "gpt54"
     tool_type = "computer"
+    reference_module = "gpt54_agent.py"
 
     def __init__(
         self, profile: ResolvedProfile, *, client: ResponsesClient | None = None, api_key: str | None = None
@@ -110,14 +111,14 @@ class GPT54Agent(Agent):
         self.secrets = (api_key,) if api_key else ()
         self.reasoning_effort = profile.reasoning_effort or "xhigh"
         self.safety_checks = profile.safety_checks
-        found = reference_instructions() if profile.prompts == "reference" else None
+        found = reference_instructions(self.reference_module) if profile.prompts == "reference" else None
         self.instructions_template = found[0] if found else OWN_INSTRUCTIONS
         self.prompt_info: dict[str, Any] = (
             {"source": found[1], "faithful": True}
             if found
             else {"source": "own", "faithful": False}
             | (
-                {"reason": "no mm_agents/gpt54_agent.py under $OSW_REFERENCE_SITE"}
+                {"reason": f"no mm_agents/{self.reference_module} under $OSW_REFERENCE_SITE"}
                 if profile.prompts == "reference"
                 else {}
             )
@@ -242,9 +243,13 @@ class GPT54Agent(Agent):
         reply = await self.client.create(params, on_token=on_token)
         timings["model"] = time.perf_counter() - t1
         self.previous_response_id = reply.response_id
+        self.remember(reply)
         self._calls = [item for item in reply.output if item.get("type") == "computer_call"]
         self._notes = []
         return self.prediction(reply, space, timings)
+
+    def remember(self, reply: ResponsesReply) -> None:
+        """Keep what the next request needs of this reply (the chain keeps it all on the server here)."""
 
     def prediction(
         self, reply: ResponsesReply, space: CoordinateSpace, timings: dict[str, float]
@@ -310,3 +315,75 @@ def response_text(reply: ResponsesReply) -> str:
 
     parts = [reply.reasoning, reply.text, *(describe_call(c) for c in reply.tool_calls)]
     return "\n".join(p for p in parts if p)
+
+
+class ComputerUsePreviewAgent(GPT54Agent):
+    """``computer-use-preview`` with the ``computer_use_preview`` tool, as ``mm_agents/openai_cua_agent.py``.
+
+    One action per computer call; the tool is told the display's size and ``linux``; no chaining: every
+    request sends the whole conversation (the task's message, screenshot first, the instructions after
+    the task in its text; each reply's output items; each call's output, its safety checks always
+    acknowledged, the screen as an ``input_image``), with ``truncation: auto``, a concise reasoning
+    summary and ``max_output_tokens`` the profile's ``max_tokens`` (1500 in OSWorld's run script).
+    """
+
+    name = "openai_cua"
+    kind = "openai_cua"
+    tool_type = "computer_use_preview"
+    reference_module = "openai_cua_agent.py"
+
+    def __init__(
+        self, profile: ResolvedProfile, *, client: ResponsesClient | None = None, api_key: str | None = None
+    ) -> None:
+        super().__init__(profile, client=client, api_key=api_key)
+        self._conversation: list[dict[str, Any]] = []
+
+    def reset(self, task: Any = None) -> None:
+        """Start a new conversation."""
+        super().reset(task)
+        self._conversation = []
+
+    def tools(self, space: CoordinateSpace) -> list[dict[str, Any]]:
+        """The preview tool, told the size of the screenshots it is sent."""
+        width, height = space.image or space.screen
+        return [
+            {"type": self.tool_type, "display_width": width, "display_height": height, "environment": "linux"}
+        ]
+
+    def request_params(self, space: CoordinateSpace) -> dict[str, Any]:
+        """The tool, a concise summary, automatic truncation and the output cap."""
+        return {
+            "tools": self.tools(space),
+            "reasoning": {"summary": "concise"},
+            "truncation": "auto",
+            "max_output_tokens": self.profile.max_tokens,
+        }
+
+    def call_output(self, call: dict[str, Any], image: PreparedImage) -> dict[str, Any]:
+        """The answer to a call: its safety checks (always listed) and the screen after it."""
+        return {
+            "type": "computer_call_output",
+            "call_id": call.get("call_id", ""),
+            "acknowledged_safety_checks": call.get("pending_safety_checks") or [],
+            "output": {"type": "input_image", "image_url": image.data_url()},
+        }
+
+    def build_input(self, instruction: str, image: PreparedImage) -> list[dict[str, Any]]:
+        """The whole conversation so far, with this step's screenshot answering the last calls."""
+        if not self._conversation:
+            text = "\n        " + instruction + self.instructions()
+            content = [
+                {"type": "input_image", "image_url": image.data_url()},
+                {"type": "input_text", "text": text},
+            ]
+            self._conversation.append({"role": "user", "content": content})
+        else:
+            self._conversation.extend(self.call_output(call, image) for call in self._calls)
+            if self._notes:
+                note = [{"type": "input_text", "text": "\n".join(self._notes)}]
+                self._conversation.append({"role": "user", "content": note})
+        return list(self._conversation)
+
+    def remember(self, reply: ResponsesReply) -> None:
+        """The reply's output items join the conversation, as they came."""
+        self._conversation.extend(reply.output)

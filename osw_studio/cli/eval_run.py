@@ -35,6 +35,7 @@ AGENTS = (
     "qwen3vl",
     "opencua",
     "gpt54",
+    "openai_cua",
 )  # as runner.suite.AGENTS, which --help need not import
 
 

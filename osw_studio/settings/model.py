@@ -435,6 +435,13 @@ PRESETS: dict[str, Profile] = {
         agent="gpt54", model="gpt-5.4", base_url="https://api.openai.com/v1", reasoning_effort="xhigh",
         prompts="reference", safety_checks="acknowledge",
     ),
+    # computer-use-preview through OSWorld's mm_agents/openai_cua_agent.py with its run script's
+    # defaults: the computer_use_preview tool at the screen's size, the whole conversation resent
+    # each step, max_output_tokens 1500, safety checks acknowledged.
+    "computer-use-preview": Profile(
+        agent="openai_cua", model="computer-use-preview", base_url="https://api.openai.com/v1",
+        max_tokens=1500, prompts="reference", safety_checks="acknowledge",
+    ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
 

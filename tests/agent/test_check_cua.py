@@ -78,3 +78,13 @@ def test_a_model_without_the_tool_says_which_tool_it_refused(
     assert code == 12
     assert "Invalid value: 'computer'" in err and "tools[0].type" in err
     assert "pick the preset that matches the model" in err
+
+
+def test_computer_use_preview_is_probed_with_its_own_tool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeResponsesServer(api_key="right", tools=("computer_use_preview",)) as server:
+        code, out, _ = check(tmp_path, capsys, server.base_url, preset="computer-use-preview")
+        [probe] = server.response_requests
+    assert code == 0, out
+    assert probe.json["tools"][0]["type"] == "computer_use_preview" and probe.json["truncation"] == "auto"
