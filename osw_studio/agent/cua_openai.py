@@ -278,12 +278,12 @@ class GPT54Agent(Agent):
                 if not isinstance(batch, list):
                     raise ActionParseError("the computer call's actions are not a list")
                 actions.extend(parse_openai_actions(batch, space))
-                if call.get("pending_safety_checks") and self.safety_checks == "fail":
-                    messages = "; ".join(
-                        str(c.get("message", c.get("code", ""))) for c in call["pending_safety_checks"]
+                checks = call.get("pending_safety_checks") or []
+                if checks:  # the episode asks the person, or follows safety_checks when no one attends
+                    said = "; ".join(
+                        str(c.get("message") or c.get("code") or "a safety check") for c in checks
                     )
-                    actions = [Fail(message=f"the model raised a safety check: {messages}")]
-                    break
+                    base.confirm = f"{base.confirm}; {said}" if base.confirm else said
         except ActionParseError as exc:
             base.error = str(exc)
         else:

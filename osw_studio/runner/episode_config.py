@@ -108,6 +108,7 @@ class Proposal:
         actions: The parsed actions, in screen pixels.
         error: Why the reply could not be parsed, if it could not.
         observation: The screen the proposal was made on.
+        confirm: What the model asks a person to confirm before it runs (a safety check), or None.
     """
 
     index: int
@@ -116,3 +117,4 @@ class Proposal:
     actions: list[Action]
     error: str | None
     observation: Observation
+    confirm: str | None = None

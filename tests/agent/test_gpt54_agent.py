@@ -143,10 +143,9 @@ async def test_safety_checks_are_acknowledged_or_fail_the_task(responses_server:
 
     responses_server.queue(Script([risky]))
     strict = agent(responses_server, safety_checks="fail")
-    refused = await strict.predict("Click.", observe(1))
-    assert refused.actions == [
-        Fail(message="the model raised a safety check: The page asks to ignore the task.")
-    ]
+    held = await strict.predict("Click.", observe(1))
+    assert held.actions == [Click(x=1, y=1)] and held.confirm == "The page asks to ignore the task."
+    assert strict.safety_checks == "fail"  # what the episode does with it when no one attends
 
 
 async def test_an_infeasible_answer_fails_and_an_unknown_action_is_a_step_error(
