@@ -14,8 +14,9 @@ from hypothesis import settings
 from tests.fakes.desktop import desktop
 from tests.fakes.memory_keyring import memory_keyring, no_keyring
 from tests.fakes.openai_server import openai_server
+from tests.fakes.responses_server import responses_server
 
-__all__ = ["desktop", "memory_keyring", "no_keyring", "openai_server"]
+__all__ = ["desktop", "memory_keyring", "no_keyring", "openai_server", "responses_server"]
 
 # CI explores the same examples on every run, so a submission is judged on the code, not on a draw;
 # local runs keep exploring new examples (and hypothesis replays any failure it found before).

@@ -39,6 +39,9 @@ class Prediction:
         timings: Extra seconds per phase the agent measured (``prepare``, ``model``, ``parse``).
         request: The model request as sent (None when no model was asked), for the run store.
         attempts: Earlier replies of this step that could not be parsed (the model was asked again).
+        confirm: What the model's API asks a person to confirm before the actions run (a pending
+            safety check of OpenAI's computer tool), or None. An attended run holds the step for the
+            person's answer; an unattended one follows the agent's ``safety_checks``.
     """
 
     response: str = ""
@@ -53,6 +56,7 @@ class Prediction:
     timings: dict[str, float] = field(default_factory=dict)
     request: StepRequest | None = None
     attempts: list[ReplyAttempt] = field(default_factory=list)
+    confirm: str | None = None
 
 
 class Agent(abc.ABC):
@@ -65,6 +69,8 @@ class Agent(abc.ABC):
         secrets: Strings that must never be written anywhere (the API key), for run store scrubbing.
         call_user_tries: In unattended runs, how many ``call_user`` hand-backs count as a wait before the
             episode fails (the profile's; an episode's config may override it).
+        safety_checks: In unattended runs, what a step to confirm does (:attr:`Prediction.confirm`):
+            ``acknowledge`` runs it (as OSWorld does), ``fail`` fails the task.
     """
 
     name: str = "agent"
@@ -72,6 +78,7 @@ class Agent(abc.ABC):
     model_name: str | None = None
     secrets: tuple[str, ...] = ()
     call_user_tries: int = 0
+    safety_checks: str = "acknowledge"
 
     def __init__(self) -> None:
         self.task: Task | None = None

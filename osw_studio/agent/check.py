@@ -65,6 +65,10 @@ async def check_model(
         wait_s: Seconds to wait for an answer (default: the profile's timeout, at most 30).
     """
     wait = wait_s if wait_s is not None else min(profile.timeout, 30.0)
+    from osw_studio.agent.check_cua import RESPONSES_AGENTS, check_responses
+
+    if profile.agent in RESPONSES_AGENTS:
+        return await check_responses(profile, api_key=api_key, key_source=key_source, wait=wait)
 
     def client(base_url: str) -> ModelClient:
         return ModelClient(

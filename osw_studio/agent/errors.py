@@ -31,6 +31,7 @@ Reason = Literal[
     "cut",  # the stream ended before the reply did
     "invalid_reply",  # not JSON, or JSON without a reply in it
     "too_large",  # the request is over the size cap
+    "unsupported_tool",  # 400 naming the tool, its version or its beta header: the model does not take it
 ]
 
 
@@ -215,6 +216,46 @@ def translate_error(
             )
         return ModelCallError(f"HTTP {status}: {message}", reason="http", status=status, where=url)
     return ModelCallError(f"the model call failed: {_first_line(exc)}", reason="connection", where=url)
+
+
+_TOOL_WORDS = (
+    "tools[",
+    "tool type",
+    "computer_use",
+    "computer-use",
+    "beta",
+    "tool_choice",
+    "not supported with",
+)
+
+
+def unsupported_tool(error: ModelCallError) -> ModelCallError | None:
+    """A refusal of the request's tool (its type, version or beta header) as ``unsupported_tool``, else None.
+
+    Computer-use models take one tool version each (GPT-5.4 ``computer``, ``computer-use-preview``
+    ``computer_use_preview``, Claude ``computer_20251124`` with its beta header), and a 400 naming the
+    tool is the sign that the model and the tool do not match.
+
+    >>> e = ModelCallError("the endpoint refused the request (400): Invalid value: 'computer'. "
+    ...                    "Supported values are: 'function' and 'computer_use_preview' in tools[0].type",
+    ...                    reason="bad_request", status=400)
+    >>> unsupported_tool(e).reason
+    'unsupported_tool'
+    """
+    if error.reason != "bad_request":
+        return None
+    text = error.message.lower()
+    if not any(word in text for word in _TOOL_WORDS):
+        return None
+    return ModelCallError(
+        error.message,
+        reason="unsupported_tool",
+        status=error.status,
+        where=error.where,
+        hint="the model does not take this computer-use tool: GPT-5.4 takes the `computer` tool, "
+        "computer-use-preview `computer_use_preview`, Claude `computer_20251124` with the beta "
+        "`computer-use-2025-11-24`; pick the preset that matches the model",
+    )
 
 
 def _first_line(exc: BaseException) -> str:

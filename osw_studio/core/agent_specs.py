@@ -116,6 +116,22 @@ SPECS: tuple[AgentSpec, ...] = (
         summary="DART-GUI's own agent (dart_mode): UI-TARS-1.5 replies, its own prompt and history",
     ),
     AgentSpec(
+        id="gpt54",
+        entry="osw_studio.agent.cua_openai:GPT54Agent",
+        needs_model=True,
+        reference="mm_agents/gpt54_agent.py",
+        presets=("gpt-5.4",),
+        summary="GPT-5.4 through OpenAI's Responses API and its computer tool (batched actions)",
+    ),
+    AgentSpec(
+        id="openai_cua",
+        entry="osw_studio.agent.cua_openai:ComputerUsePreviewAgent",
+        needs_model=True,
+        reference="mm_agents/openai_cua_agent.py",
+        presets=("computer-use-preview",),
+        summary="computer-use-preview through OpenAI's Responses API and its computer_use_preview tool",
+    ),
+    AgentSpec(
         id="replay",
         entry="osw_studio.agent.replay:ReplayAgent",
         needs_model=False,

@@ -75,6 +75,7 @@ class _Decision:
     verdict: Verdict
     actions: list[Action]
     note: str | None = None
+    answer: str | None = None  # to a safety check: acknowledged, approved, edited, skipped, failed
 
 
 class _Stopped(Exception):
@@ -236,7 +237,8 @@ class Episode:
             return
         if actions is None:
             self._decision = _Decision(
-                "approved" if self.mode == "approve" else "auto", self.proposal.actions
+                "approved" if self.mode == "approve" or self.proposal.confirm else "auto",
+                self.proposal.actions,
             )
         else:
             self._decision = _Decision("edited", list(actions))
@@ -486,13 +488,14 @@ class Episode:
             actions=list(prediction.actions),
             error=prediction.error,
             observation=observation,
+            confirm=prediction.confirm,
         )
         self.proposal = proposal
         self._decision = None
         self._set_state(EpisodeState.GATING)
         self.step_proposed.emit(proposal)
         t0 = time.perf_counter()
-        decision = self._hand_back(await self._gate(proposal, takeovers))
+        decision = self._safety_check(proposal, self._hand_back(await self._gate(proposal, takeovers)))
         timings["gate"] = time.perf_counter() - t0
         self.step_index += 1
         self._agent_steps += 1
@@ -518,6 +521,9 @@ class Episode:
         )
         if decision.note:
             record.note = decision.note  # type: ignore[attr-defined]  # StepRecord keeps extra keys
+        if proposal.confirm is not None:  # the question and its answer, with the step
+            answer = decision.answer or decision.verdict
+            record.safety_check = {"message": proposal.confirm, "answer": answer}  # type: ignore[attr-defined]
         self.proposal = None
         try:
             if decision.actions:
@@ -538,6 +544,15 @@ class Episode:
             self._set_paused(True)
             self.help_requested.emit(hand_back.message or "")
         return any(a.is_terminal for a in decision.actions)
+
+    def _safety_check(self, proposal: Proposal, decision: _Decision) -> _Decision:
+        """An unattended step to confirm runs (``acknowledge``) or fails the task (``fail``): never a hang."""
+        if proposal.confirm is None or self.config.is_attended or decision.verdict != "auto":
+            return decision
+        if self.agent.safety_checks == "fail":
+            note = f"safety check: {proposal.confirm}; the task fails, as no one attends this run"
+            return _Decision("auto", [Fail(message=note)], note=note, answer="failed")
+        return _Decision("auto", decision.actions, note=decision.note, answer="acknowledged")
 
     def _hand_back(self, decision: _Decision) -> _Decision:
         """An unattended ``call_user`` becomes a wait, or after the agent's tries a fail: never a hang."""
@@ -605,7 +620,9 @@ class Episode:
             if self._decision is not None:
                 return self._decision
             held = self.paused or self.in_takeover
-            if not held and self.mode == "auto":
+            # a step the model asks a person to confirm waits for the person when one attends
+            asks = proposal.confirm is not None and self.config.is_attended
+            if not held and self.mode == "auto" and not asks:
                 if proposal.error is not None:
                     return _Decision("error", [])
                 return _Decision("auto", proposal.actions)

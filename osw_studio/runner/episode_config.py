@@ -131,6 +131,7 @@ class Proposal:
         actions: The parsed actions, in screen pixels.
         error: Why the reply could not be parsed, if it could not.
         observation: The screen the proposal was made on.
+        confirm: What the model asks a person to confirm before it runs (a safety check), or None.
     """
 
     index: int
@@ -139,3 +140,4 @@ class Proposal:
     actions: list[Action]
     error: str | None
     observation: Observation
+    confirm: str | None = None

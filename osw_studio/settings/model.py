@@ -80,6 +80,9 @@ def _known_agent(value: str) -> str:
 AgentKind = Annotated[str, AfterValidator(_known_agent)]
 """An agent id of the spec table (:data:`osw_studio.core.agent_specs.SPECS`)."""
 PromptSource = Literal["own", "reference"]
+SafetyChecks = Literal["acknowledge", "fail"]
+"""What an unattended run does with a computer-use model's safety check (a pending safety check of OpenAI's
+computer tool): ``acknowledge`` it and go on, as OSWorld does, or ``fail`` the task. Attended runs ask."""
 ParseExhausted = Literal["error", "done", "fail"]
 """What a step does when no reply of it could be parsed: a step ``error``, or end as ``done`` / ``fail``."""
 """Where prompt text comes from: ``own`` (OSW Studio's templates) or ``reference`` (read at run time from
@@ -321,6 +324,8 @@ class Profile(_Section):
         history_texts: How many past replies the request keeps (none: every one; agents that keep a
             separate count of replies and screenshots, as DART-GUI's: 35 replies, ``history_window``
             screenshots).
+        reasoning_effort: The computer-use agents' reasoning effort (GPT-5.4: ``xhigh`` as OSWorld runs it).
+        safety_checks: What an unattended run does with a safety check: ``acknowledge`` or ``fail``.
     """
 
     base_url: str | None = None
@@ -358,6 +363,8 @@ class Profile(_Section):
     (attended: holds it for the person); 0 switches it off; default 5."""
     loop_still_steps: int | None = Field(default=None, ge=0, le=1000)
     """The loop guard: this many steps in a row with no change on the screen is stuck; 0: off; default 10."""
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    safety_checks: SafetyChecks | None = None
 
     @field_validator("base_url")
     @classmethod
@@ -426,6 +433,8 @@ class ResolvedProfile(BaseModel):
     budget: RunBudget | None = None
     loop_repeats: int = 5
     loop_still_steps: int = 10
+    reasoning_effort: str | None = None
+    safety_checks: SafetyChecks = "acknowledge"
 
 
 _UITARS_REASK: dict[str, Any] = {"parse_tries": 3, "reask_temperature": 1.0, "parse_exhausted": "done"}
@@ -477,6 +486,20 @@ PRESETS: dict[str, Profile] = {
         # It asks up to five times while a reply cannot be parsed, the later calls at temperature
         # max(0.2, temperature) (0.2 at the preset's 0), then fails the task.
         parse_tries=5, reask_min_temperature=0.2, parse_exhausted="fail",
+    ),
+    # GPT-5.4 through OSWorld's mm_agents/gpt54_agent.py with its run script's defaults: the GA computer
+    # tool, reasoning effort xhigh with a concise summary, screenshots as grabbed (detail original),
+    # pending safety checks acknowledged. Temperature and top_p are not sent (the run script's are unused).
+    "gpt-5.4": Profile(
+        agent="gpt54", model="gpt-5.4", base_url="https://api.openai.com/v1", reasoning_effort="xhigh",
+        prompts="reference", safety_checks="acknowledge",
+    ),
+    # computer-use-preview through OSWorld's mm_agents/openai_cua_agent.py with its run script's
+    # defaults: the computer_use_preview tool at the screen's size, the whole conversation resent
+    # each step, max_output_tokens 1500, safety checks acknowledged.
+    "computer-use-preview": Profile(
+        agent="openai_cua", model="computer-use-preview", base_url="https://api.openai.com/v1",
+        max_tokens=1500, prompts="reference", safety_checks="acknowledge",
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
@@ -635,6 +658,8 @@ class Settings(BaseModel):
             budget=profile.budget,
             loop_repeats=_pick(profile.loop_repeats, 5),
             loop_still_steps=_pick(profile.loop_still_steps, 10),
+            reasoning_effort=profile.reasoning_effort,
+            safety_checks=profile.safety_checks or "acknowledge",
         )
 
 

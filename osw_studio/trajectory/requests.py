@@ -97,14 +97,28 @@ def prompt_sha256(messages: Iterable[Mapping[str, Any]]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+RESPONSES_IMAGES = ("input_image", "computer_screenshot")
+"""The image parts of OpenAI's Responses API: ``{"type", "image_url": "data:...", "detail"}``. A reference
+to one keeps the part's other keys in ``sent_as``; a ``computer_call_output``'s screenshot is its
+``output`` (position ``-1`` below)."""
+
+
+def _is_image(part: Any) -> bool:
+    return isinstance(part, Mapping) and (
+        part.get("type") == "image_url"
+        or (part.get("type") in RESPONSES_IMAGES and is_data_url(part.get("image_url")))
+    )
+
+
 def _last_image(messages: list[dict[str, Any]]) -> tuple[int, int] | None:
     for m in range(len(messages) - 1, -1, -1):
         content = messages[m].get("content")
         if isinstance(content, list):
             for p in range(len(content) - 1, -1, -1):
-                part = content[p]
-                if isinstance(part, Mapping) and part.get("type") == "image_url":
+                if _is_image(content[p]):
                     return (m, p)
+        elif _is_image(messages[m].get("output")):
+            return (m, -1)
     return None
 
 
@@ -140,6 +154,9 @@ class RequestCompactor:
                     for i, part in enumerate(content)
                 ]
                 message = {**message, "content": parts}
+            elif _is_image(message.get("output")):
+                output = self._part(message["output"], step, screen_name, screen_sha, current == (pos, -1))
+                message = {**message, "output": output}
             key = json.dumps(message, sort_keys=True, ensure_ascii=False)
             earlier = self._messages.get(key)
             if earlier is not None:
@@ -157,13 +174,16 @@ class RequestCompactor:
     def _part(
         self, part: Any, step: int, screen_name: str | None, screen_sha: str | None, is_current: bool
     ) -> Any:
-        if not (isinstance(part, Mapping) and part.get("type") == "image_url"):
+        if not _is_image(part):
             return part
         image_url = part.get("image_url")
-        url = image_url.get("url") if isinstance(image_url, Mapping) else None
+        responses_shape = part.get("type") in RESPONSES_IMAGES
+        url = (
+            image_url if responses_shape else image_url.get("url") if isinstance(image_url, Mapping) else None
+        )
         if not is_data_url(url):
             return part  # an http(s) URL is its own reference
-        assert isinstance(image_url, Mapping) and isinstance(url, str)
+        assert isinstance(url, str)
         try:
             mime, data = decode_data_url(url)
         except ValueError:
@@ -194,6 +214,9 @@ class RequestCompactor:
             if of is not None:
                 ref["of"] = of
             self._images[sha] = ref
+        if responses_shape:
+            return {**ref, "sent_as": {k: v for k, v in part.items() if k != "image_url"}}
+        assert isinstance(image_url, Mapping)
         extra = {k: v for k, v in image_url.items() if k != "url"}
         return {**ref, "image_url": extra} if extra else dict(ref)
 
@@ -235,14 +258,45 @@ class RequestExpander:
 
 
 def image_refs(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The image references of messages, in order."""
-    return [
-        part
-        for m in messages
-        if isinstance(m.get("content"), list)
-        for part in m["content"]
-        if (type(part) is dict or isinstance(part, Mapping)) and part.get("type") == IMAGE_REF
-    ]
+    """The image references of messages (and of Responses API tool outputs), in order."""
+    out: list[Mapping[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            out.extend(
+                part
+                for part in content
+                if (type(part) is dict or isinstance(part, Mapping)) and part.get("type") == IMAGE_REF
+            )
+        elif isinstance(m.get("output"), Mapping) and m["output"].get("type") == IMAGE_REF:
+            out.append(m["output"])
+    return out
+
+
+def responses_input(
+    items: Iterable[Mapping[str, Any]], url: Callable[[Mapping[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Responses API ``input`` items as sent, with each image reference its part again (``url`` its URL).
+
+    >>> ref = {"type": "image_ref", "file": "step_0002.png", "sent_as": {"type": "computer_screenshot"}}
+    >>> responses_input([{"type": "computer_call_output", "call_id": "c", "output": ref}], lambda r: r["file"])
+    [{'type': 'computer_call_output', 'call_id': 'c', 'output': {'type': 'computer_screenshot', 'image_url': 'step_0002.png'}}]
+    """  # noqa: E501
+
+    def part(value: Any) -> Any:
+        if isinstance(value, Mapping) and value.get("type") == IMAGE_REF and "sent_as" in value:
+            return {**value["sent_as"], "image_url": url(value)}
+        return value
+
+    out = []
+    for item in items:
+        item = dict(item)
+        if isinstance(item.get("content"), list):
+            item["content"] = [part(p) for p in item["content"]]
+        if "output" in item:
+            item["output"] = part(item["output"])
+        out.append(item)
+    return out
 
 
 def openai_messages(

@@ -306,6 +306,10 @@ class RunView(QObject):
             self.status.set_step(proposal.index, self.controller.episode.max_steps)
         if self.controller is not None and self.controller.episode.mode == "approve":
             self.status.showMessage(f"Step {proposal.index}{WAITING_TAIL}")
+        elif proposal.confirm:
+            self.status.showMessage(
+                f"Step {proposal.index} has a safety check for you: Enter approves, Skip refuses."
+            )
 
     def _on_step_finished(self, record: StepRecord) -> None:
         c = self.controller

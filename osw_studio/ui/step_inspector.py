@@ -84,6 +84,7 @@ class StepInspector(QWidget):
         self.error = QLabel("")
         self.error.setObjectName("inspectorError")
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)  # it may quote the model
         self.error.setStyleSheet(ERROR_STYLE)
         self.error.hide()
         self.approve_button = QPushButton("Approve")
@@ -188,6 +189,11 @@ class StepInspector(QWidget):
             self.show_error(
                 f"The reply could not be parsed: {proposal.error}. Edit the actions and Approve, "
                 "Skip to let the model try again, or Take over."
+            )
+        elif proposal.confirm:
+            self.show_error(
+                f"The model asks you to confirm before these actions run: {proposal.confirm}. Approve to go "
+                "on, Edit to change them, Skip to refuse, or Take over."
             )
         else:
             self.show_error(None)

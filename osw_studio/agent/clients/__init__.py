@@ -1,0 +1,1 @@
+"""Model clients of the vendors' own computer-use APIs (the chat completions client is ``model_client``)."""

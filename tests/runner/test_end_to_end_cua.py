@@ -1,0 +1,88 @@
+"""End to end on the local sandbox: GPT-5.4's agent, scripted by the fake Responses server, solves a task.
+
+One computer call carries the whole batch (a click and the typing), approved as one proposal and run in
+order; the next request answers it with the screen after the batch; a final message ends the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osw_studio.agent.cua_openai import GPT54Agent
+from osw_studio.core.actions import Click, Done, Typing
+from osw_studio.envs.base import Env
+from osw_studio.runner.episode import Episode
+from osw_studio.runner.store import RunStoreWriter
+from osw_studio.settings import Settings
+from osw_studio.tasks.load import load_task
+from osw_studio.trajectory.requests import RequestExpander, image_refs, responses_input
+from osw_studio.trajectory.store import RunStore
+from tests.fakes.responses_server import FakeResponsesServer, Script, computer_call, message, reasoning
+from tests.runner.conftest import TASKS
+
+pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
+
+
+async def test_gpt54_solves_a_task_through_the_responses_api(sandbox: Env, tmp_path: Path) -> None:
+    batch = computer_call(
+        {"type": "click", "x": 500, "y": 340, "button": "left"},
+        {"type": "type", "text": "echo hello > ~/Desktop/hello.txt\n"},
+    )
+    entry = load_task(TASKS / "os" / "write-hello-file.json")
+    with FakeResponsesServer() as server:
+        server.queue(
+            Script([reasoning("The terminal is open."), batch]), Script([message("The file is written.")])
+        )
+        settings = Settings.model_validate(
+            {"profiles": {"g": {"preset": "gpt-5.4", "base_url": server.base_url, "max_retries": 0}}}
+        )
+        agent = GPT54Agent(settings.resolve_profile("g"), api_key="sk-test-secret-key")
+        store = RunStoreWriter.create(
+            tmp_path, entry.task, domain=entry.domain, model="gpt-5.4", agent="gpt54",
+            screen_size=sandbox.screen_size, secrets=["sk-test-secret-key"],
+        )  # fmt: skip
+        episode = Episode(entry.task, agent, sandbox, store=store, domain=entry.domain)
+        tokens: list[str] = []
+        episode.model_token.connect(tokens.append)
+        try:
+            result = await asyncio.wait_for(episode.run(), 90)
+        finally:
+            await agent.aclose()
+        requests = [r.json for r in server.response_requests]
+
+    assert (result.status, result.success, result.score, result.steps) == ("finished", True, 1.0, 2)
+    steps = list(RunStore(store.path).iter_steps())
+    assert [s.executed for s in steps] == [
+        [Click(x=500, y=340), Typing(text="echo hello > ~/Desktop/hello.txt\n")],
+        [Done(message="The file is written.")],
+    ]
+    assert steps[0].thought == "The terminal is open."
+    assert steps[0].usage is not None and steps[0].usage.total_tokens == 120
+    assert "[computer_call: " in "".join(tokens)
+    assert requests[1]["previous_response_id"] == "resp_1"
+    assert requests[1]["input"][0]["type"] == "computer_call_output"
+    assert steps[1].request is not None and steps[1].request.params["previous_response_id"] == "resp_1"
+    # The requests are stored as sent, each screenshot a reference to the stored screen.
+    reader = RunStore(store.path)
+    expander = RequestExpander()
+    for step, sent in zip(steps, requests, strict=True):
+        items = expander.messages(step)
+        assert items is not None
+        [ref] = image_refs(items)
+        assert ref["file"] == step.screenshot
+
+        def url(ref: Mapping[str, Any]) -> str:
+            data = (reader.path / "screens" / ref["file"]).read_bytes()
+            return f"data:{ref['mime']};base64,{base64.b64encode(data).decode()}"
+
+        assert responses_input(items, url) == sent["input"]
+    assert len((store.path / "steps.jsonl").read_bytes()) < 20_000
+    for file in store.path.rglob("*"):
+        if file.is_file():
+            assert b"sk-test-secret-key" not in file.read_bytes(), file
