@@ -40,6 +40,15 @@ KEEP_ALIVE_S = 5
 MAX_CONCURRENCY = 200
 """Connections and requests served at once; more get 503."""
 
+MAX_HALF_OPEN = 64
+"""Connections that may wait for their request's headers at once: a new one closes the oldest.
+
+Reconnecting slow half-requests (slowloris) then only push each other out, and never fill the
+:data:`MAX_CONCURRENCY` slots that real requests, whose headers come at once, need."""
+
+HALF_OPEN_GRACE_S = 0.5
+"""Seconds a new connection that sent nothing yet is safe from being pushed out."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the guest server's options to ``parser``."""
@@ -288,12 +297,26 @@ def _bounded_protocol(parser: str = "auto") -> type:
 
         base = H11Protocol
 
+    waiting: dict[int, Any] = {}  # connections waiting for headers, oldest first
+
     class BoundedProtocol(base):  # type: ignore[misc]
         _header_deadline: Any = None
+        _heard = False  # part of a request came, and its headers are not whole yet
+        _since = 0.0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._arm_header_deadline()
+            if len(waiting) > MAX_HALF_OPEN:
+                # The oldest that had its chance: it sent part of a request, or nothing for a while
+                # (a connection just made, whose request is on its way, is left alone).
+                now = self.loop.time()
+                over = len(waiting) - MAX_HALF_OPEN
+                for other in [w for w in waiting.values() if w._heard or now - w._since > HALF_OPEN_GRACE_S]:
+                    if over <= 0:
+                        break
+                    other._headers_too_slow()
+                    over -= 1
 
         def data_received(self, data: bytes) -> None:
             if not self._in_request():
@@ -301,6 +324,8 @@ def _bounded_protocol(parser: str = "auto") -> type:
             super().data_received(data)
             if self._in_request():
                 self._disarm_header_deadline()
+            else:
+                self._heard = True
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -317,14 +342,18 @@ def _bounded_protocol(parser: str = "auto") -> type:
         def _arm_header_deadline(self) -> None:
             if self._header_deadline is None:
                 self._header_deadline = self.loop.call_later(HEADER_TIMEOUT_S, self._headers_too_slow)
+                self._since = self.loop.time()
+                waiting[id(self)] = self
 
         def _disarm_header_deadline(self) -> None:
+            waiting.pop(id(self), None)
+            self._heard = False
             if self._header_deadline is not None:
                 self._header_deadline.cancel()
                 self._header_deadline = None
 
         def _headers_too_slow(self) -> None:
-            self._header_deadline = None
+            self._disarm_header_deadline()
             if not self._in_request() and not self.transport.is_closing():
                 self.transport.close()
 
