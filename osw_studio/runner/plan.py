@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from osw_studio.core import agent_specs
 from osw_studio.runner.episode import Episode, EpisodeConfig, EvaluateFunc
+from osw_studio.runner.settle import SettlePolicy
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
@@ -158,6 +159,8 @@ def plan_recipe(
         evaluator=evaluator or settings.evaluation.evaluator,
         reference_python=settings.evaluation.reference_python,
     )
+    if resolved.settle_seconds is not None:  # the fixed wait of the model's OSWorld run script
+        config = dataclasses.replace(config, settle=SettlePolicy.fixed(resolved.settle_seconds))
     run_meta = {
         "provider": provider,
         "action_space": resolved.action_space,
