@@ -27,7 +27,7 @@ import pytest
 from osw_studio.agent.dart import DartAgent
 from osw_studio.core.actions import Click, Done, Fail
 from tests.conftest import ROOT
-from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen
+from tests.parity.episodes import SCRIPTED_VLM, STUBS, assert_same_requests, observations, run_ours, screen
 from tests.parity.reference import Reference, start_reference
 from tests.parity.test_agents_uitars import assert_same_actions
 
@@ -65,28 +65,16 @@ RUNTIME = {  # run_multienv_dart_gui.py's runtime_conf in dart_mode, with its ar
     "max_texts": 35,
 }
 
-REFERENCE_EPISODE = """
+REFERENCE_EPISODE = (
+    """
 import base64, copy, types
 agent = m0.DartAgent(
     model=model, runtime_conf=runtime, observation_type="screenshot", model_type="qwen25vl",
     max_trajectory_length=15,
 )
-requests, actions = [], []
-replies_left = list(replies)
-
-def create(**request):
-    requests.append(copy.deepcopy(request))
-    message = types.SimpleNamespace(content=replies_left.pop(0))
-    return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
-
-completions = types.SimpleNamespace(create=create)
-agent.vlm = types.SimpleNamespace(chat=types.SimpleNamespace(completions=completions))
-agent.reset()
-for shot in shots:
-    _, acts = agent.predict(instruction, {"screenshot": base64.b64decode(shot), "accessibility_tree": None})
-    actions.append(acts)
-result = {"requests": requests, "actions": actions}
 """
+    + SCRIPTED_VLM
+)
 
 
 @pytest.fixture(scope="module")
