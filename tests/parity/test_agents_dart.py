@@ -29,24 +29,11 @@ from osw_studio.core.actions import Click, Done, Fail
 from tests.conftest import ROOT
 from tests.parity.episodes import SCRIPTED_VLM, STUBS, assert_same_requests, observations, run_ours, screen
 from tests.parity.reference import Reference, start_reference
-from tests.parity.test_agents_uitars import assert_same_actions
+from tests.parity.test_agents_uitars import INSTRUCTION, REPLIES, assert_same_actions
 
 pytestmark = pytest.mark.timeout(120)
 
 UPSTREAM = ROOT.parent / "shared" / "osworld" / "upstream"
-INSTRUCTION = "Open the File menu and save the document as report.odt."
-REPLIES = [
-    "Thought: The File menu is at the top left; I click the Save button first.\n"
-    "Action: click(start_box='(1188,554)')",
-    "Thought: Type the name.\nAction: type(content='report.odt')",
-    "Thought: Open the menu.\nAction: hotkey(key='ctrl s')",
-    "Thought: Select the text.\nAction: drag(start_box='(100,200)', end_box='(400,200)')",
-    "Thought: Look further down.\nAction: scroll(start_box='(966,546)', direction='down')",
-    "Thought: Double-click the file.\nAction: left_double(start_box='(500,300)')",
-    "Thought: Right-click it.\nAction: right_single(start_box='(500, 300)')",
-    "Thought: Wait for the dialog.\nAction: wait()",
-    "Thought: It is saved.\nAction: finished(content='saved')",
-]
 # A finish whose reply holds one of DART-GUI's failure words ends the task as failed.
 GIVING_UP = "Thought: 无法完成这个任务。\nAction: finished(content='无法完成')"
 RUNTIME = {  # run_multienv_dart_gui.py's runtime_conf in dart_mode, with its argument defaults
