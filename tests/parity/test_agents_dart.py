@@ -18,22 +18,19 @@ fails unattended (tests/runner/test_hand_back.py).
 from __future__ import annotations
 
 import base64
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from osw_studio.agent.dart import DartAgent
 from osw_studio.core.actions import Click, Done, Fail
-from tests.conftest import ROOT
-from tests.parity.episodes import SCRIPTED_VLM, STUBS, assert_same_requests, observations, run_ours, screen
-from tests.parity.reference import Reference, start_reference
+from tests.parity.conftest import UPSTREAM
+from tests.parity.episodes import SCRIPTED_VLM, assert_same_requests, observations, run_ours, screen
+from tests.parity.reference import Reference
 from tests.parity.test_agents_uitars import INSTRUCTION, REPLIES, assert_same_actions
 
 pytestmark = pytest.mark.timeout(120)
 
-UPSTREAM = ROOT.parent / "shared" / "osworld" / "upstream"
 # A finish whose reply holds one of DART-GUI's failure words ends the task as failed.
 GIVING_UP = "Thought: 无法完成这个任务。\nAction: finished(content='无法完成')"
 RUNTIME = {  # run_multienv_dart_gui.py's runtime_conf in dart_mode, with its argument defaults
@@ -62,25 +59,6 @@ agent = m0.DartAgent(
 """
     + SCRIPTED_VLM
 )
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Reference]:
-    """A reference worker whose ``mm_agents`` is OSWorld's at the tasks' commit (not desktop-env 1.0.2)."""
-    if not (UPSTREAM / "mm_agents" / "dart_gui_agent.py").is_file():
-        pytest.skip(f"OSWorld's code is not at {UPSTREAM}")
-    saved = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(UPSTREAM)
-    try:
-        worker = start_reference()
-    finally:
-        if saved is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = saved
-    worker.stub(*STUBS)
-    yield worker
-    worker.close()
 
 
 def reference_episode(
