@@ -7,9 +7,10 @@ figures are, per step, the median over trials, then their median and maximum ove
 milliseconds of wall clock and of the thread's CPU time (steadier on a busy machine); the target is
 20 ms. Prints a table and writes bench/results.json under "agents".
 
-Profiles with ``prompts: reference`` are measured too when OSWorld's package can be read
-(``OSW_REFERENCE_SITE`` set to a side environment's site-packages, or desktop-env installed): the Qwen3-VL
-profile then evaluates OSWorld's prompt-building code at every step.
+Profiles with ``prompts: reference`` are measured too when OSWorld's package can be read (the
+``.venv-ref`` beside the checkout, ``OSW_REFERENCE_SITE`` set to a side environment's site-packages or an
+OSWorld checkout, or desktop-env installed): the Qwen3-VL profile then evaluates OSWorld's prompt-building
+code at every step. DART-GUI's reference profile needs an OSWorld checkout (``OSW_REFERENCE_SITE``).
 
 Usage: python bench/agents.py
 """
@@ -36,6 +37,7 @@ from osw_studio.agent.osworld import OSWorldAgent  # noqa: E402
 from osw_studio.agent.reference import reference_site  # noqa: E402
 from osw_studio.agent.registry import agent_class  # noqa: E402
 from osw_studio.core.actions import Click  # noqa: E402
+from osw_studio.core.agent_specs import OWN_LANGUAGES  # noqa: E402
 from osw_studio.core.observation import Observation  # noqa: E402
 from osw_studio.core.step import StepRecord  # noqa: E402
 from osw_studio.settings import Settings  # noqa: E402
@@ -56,9 +58,12 @@ PROFILES["uitars-1.5 1280x720"] = {"preset": "uitars-1.5", "prompts": "own", "sc
 PROFILES["qwen3-vl"] = {"preset": "qwen3-vl", "prompts": "own"}
 PROFILES["qwen3-vl 1280x720"] = {"preset": "qwen3-vl", "prompts": "own", "screenshot_size": "1280x720"}
 PROFILES["opencua-7b"] = {"preset": "opencua-7b", "prompts": "own"}
+PROFILES["dart-gui-7b 1280x720"] = {"preset": "dart-gui-7b", "prompts": "own", "screenshot_size": "1280x720"}
 if reference_site() is not None:
     for preset in ("osworld", "uitars-1.5", "qwen3-vl", "opencua-7b"):
         PROFILES[f"{preset} reference prompts"] = {"preset": preset}
+if reference_site("mm_agents/dart_gui_agent.py") is not None:  # an OSWorld checkout, not desktop-env 1.0.2
+    PROFILES["dart-gui-7b reference prompts"] = {"preset": "dart-gui-7b"}
 
 REPLY = {
     "pyautogui": "I click Save.\n```python\npyautogui.click(100, 40)\n```",
@@ -99,7 +104,7 @@ def episode_ms(config: dict[str, Any], shot: bytes, xml: str) -> tuple[list[floa
     profile = settings.resolve_profile("p")
     client = ModelClient(base_url=profile.base_url, model=profile.model, max_retries=0)
     agent: Any = agent_class(profile.agent)(profile, client=client)  # type: ignore[call-arg]
-    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else profile.agent]
+    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else OWN_LANGUAGES[profile.agent]]
     agent.reset()
     observation = Observation(screenshot=shot, width=1920, height=1080, accessibility_tree=xml)
     size = agent.image_size(observation.size)

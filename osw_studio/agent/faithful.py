@@ -35,6 +35,7 @@ _COMPARED = (
     "reask_temperature",
     "reask_min_temperature",
     "parse_exhausted",
+    "settle_seconds",
 )
 """The profile values a preset sets that change what is sent or how replies end the episode."""
 

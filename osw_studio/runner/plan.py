@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from osw_studio.core import agent_specs
 from osw_studio.core.limits import RunBudget
 from osw_studio.runner.episode import Episode, EpisodeConfig, EvaluateFunc
+from osw_studio.runner.settle import SettlePolicy
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
@@ -165,6 +166,8 @@ def plan_recipe(
         loop_repeats=resolved.loop_repeats,
         loop_still_steps=resolved.loop_still_steps,
     )
+    if resolved.settle_seconds is not None:  # the fixed wait of the model's OSWorld run script
+        config = dataclasses.replace(config, settle=SettlePolicy.fixed(resolved.settle_seconds))
     run_meta = {
         "provider": provider,
         "action_space": resolved.action_space,

@@ -326,6 +326,8 @@ class Profile(_Section):
             screenshots).
         reasoning_effort: The computer-use agents' reasoning effort (GPT-5.4: ``xhigh`` as OSWorld runs it).
         safety_checks: What an unattended run does with a safety check: ``acknowledge`` or ``fail``.
+        settle_seconds: A fixed wait after each action before the next screenshot, as OSWorld's run
+            scripts sleep (``run_multienv_dart_gui.py``: 5 s); none: wait until the screen is stable.
     """
 
     base_url: str | None = None
@@ -365,6 +367,7 @@ class Profile(_Section):
     """The loop guard: this many steps in a row with no change on the screen is stuck; 0: off; default 10."""
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
     safety_checks: SafetyChecks | None = None
+    settle_seconds: float | None = Field(default=None, ge=0, le=120)
 
     @field_validator("base_url")
     @classmethod
@@ -426,6 +429,7 @@ class ResolvedProfile(BaseModel):
     parse_exhausted: ParseExhausted = "error"
     history_texts: int | None = None
     reference_osworld: str | None = None
+    settle_seconds: float | None = None
     preset_inferred: bool = False
     """Whether ``preset`` was chosen from the model's name (:data:`MODEL_PRESETS`), not written."""
     price: Price | None = None
@@ -457,12 +461,12 @@ PRESETS: dict[str, Profile] = {
     # DART-GUI-7B through OSWorld's own mm_agents/dart_gui_agent.py in its dart_mode, with the defaults
     # of scripts/python/run_multienv_dart_gui.py: temperature 0, top_p 1.0, 500 tokens, frequency
     # penalty 1, five screenshots and 35 replies of history, pixels of the smart-resized screenshot
-    # (model_type qwen25vl). It never asks again: a reply it cannot read ends the task as done, and a
-    # call_user fails it. (Its run script also waits 5 s after each action and stops at 15 steps.)
+    # (model_type qwen25vl), 5 s after each action. It never asks again: a reply it cannot read ends
+    # the task as done, and a call_user fails it. (Its 15 steps are evaluation.max_steps' default.)
     "dart-gui-7b": Profile(
         agent="dart", coordinate_mode="smart", history_window=5, history_texts=35, temperature=0.0,
         top_p=1.0, max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
-        parse_tries=1, parse_exhausted="done",
+        parse_tries=1, parse_exhausted="done", settle_seconds=5.0,
     ),
     # UI-TARS 1.0 and Qwen2-VL models write 0-1000 on both axes (model_type qwen2vl).
     "uitars-1.0": Profile(
@@ -653,6 +657,7 @@ class Settings(BaseModel):
             parse_exhausted=profile.parse_exhausted or "error",
             history_texts=profile.history_texts,
             reference_osworld=self.evaluation.reference_osworld,
+            settle_seconds=profile.settle_seconds,
             preset_inferred=inferred is not None,
             price=profile.price or self.prices.get(profile.model or mp.model),
             budget=profile.budget,

@@ -12,6 +12,8 @@ from osw_studio.agent.faithful import faithfulness
 from osw_studio.agent.reference import CHECKOUT, reference_site
 from osw_studio.agent.registry import make_agent
 from osw_studio.agent.uitars import UITarsAgent
+from osw_studio.runner.plan import plan_recipe
+from osw_studio.runner.settle import SettlePolicy
 from osw_studio.settings import Settings, load_settings
 from tests.conftest import ROOT
 
@@ -53,6 +55,9 @@ def test_the_seed_settings_run_dart_through_its_own_agent_with_its_prompt(tmp_pa
     assert (profile.temperature, profile.top_p, profile.max_tokens) == (0.0, 1.0, 500)
     assert (profile.history_window, profile.history_texts, profile.coordinate_mode) == (5, 35, "smart")
     assert any("'dart-gui-7b'" in n and "preset" in n for n in settings.notices), settings.notices
+    # its run script's 5 s after each action and 15 steps
+    recipe = plan_recipe(settings)
+    assert recipe.config.settle == SettlePolicy.fixed(5.0) and recipe.config.max_steps == 15
     agent = make_agent(profile, api_key="sk-test")
     assert isinstance(agent, DartAgent)
     assert agent.prompt_info["faithful"], agent.prompt_info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,3 +32,28 @@ def metric_reference(reference: Reference) -> Reference:
 def metric_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder per session for the generated files the differential cases share."""
     return tmp_path_factory.mktemp("metric-files")
+
+
+UPSTREAM = Path(__file__).resolve().parents[2].parent / "shared" / "osworld" / "upstream"
+"""OSWorld's code at the tasks' commit: the agents newer than desktop-env 1.0.2 (DART-GUI's, ...)."""
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[Reference]:
+    """A reference worker whose ``mm_agents`` is OSWorld's at the tasks' commit (not desktop-env 1.0.2)."""
+    if not (UPSTREAM / "mm_agents").is_dir():
+        pytest.skip(f"OSWorld's code is not at {UPSTREAM}")
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(UPSTREAM)  # before the side environment's own mm_agents
+    try:
+        worker = start_reference()
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+    from tests.parity.episodes import STUBS
+
+    worker.stub(*STUBS)
+    yield worker
+    worker.close()

@@ -56,6 +56,28 @@ sys.modules["tiktoken"] = _tiktoken
 """
 
 
+SCRIPTED_VLM = """
+import base64, copy, types
+requests, actions = [], []
+replies_left = list(replies)
+
+def create(**request):
+    requests.append(copy.deepcopy(request))
+    message = types.SimpleNamespace(content=replies_left.pop(0))
+    return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
+
+completions = types.SimpleNamespace(create=create)
+agent.vlm = types.SimpleNamespace(chat=types.SimpleNamespace(completions=completions))
+agent.reset()
+for shot in shots:
+    _, acts = agent.predict(instruction, {"screenshot": base64.b64decode(shot), "accessibility_tree": None})
+    actions.append(acts)
+result = {"requests": requests, "actions": actions}
+"""
+"""Reference-side code that plays ``shots`` through an OSWorld agent built as ``agent`` whose ``vlm`` client
+is replaced by a recorder answering ``replies`` in order; it leaves the requests sent and the actions."""
+
+
 def screen(step: int, size: tuple[int, int] = (1920, 1080)) -> bytes:
     """A distinct screenshot per step (PNG): a window, a button and the step's mark."""
     image = Image.new("RGB", size, (30 + step * 20, 60, 110))

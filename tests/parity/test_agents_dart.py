@@ -18,35 +18,19 @@ fails unattended (tests/runner/test_hand_back.py).
 from __future__ import annotations
 
 import base64
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from osw_studio.agent.dart import DartAgent
 from osw_studio.core.actions import Click, Done, Fail
-from tests.conftest import ROOT
-from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen
-from tests.parity.reference import Reference, start_reference
-from tests.parity.test_agents_uitars import assert_same_actions
+from tests.parity.conftest import UPSTREAM
+from tests.parity.episodes import SCRIPTED_VLM, assert_same_requests, observations, run_ours, screen
+from tests.parity.reference import Reference
+from tests.parity.test_agents_uitars import INSTRUCTION, REPLIES, assert_same_actions
 
 pytestmark = pytest.mark.timeout(120)
 
-UPSTREAM = ROOT.parent / "shared" / "osworld" / "upstream"
-INSTRUCTION = "Open the File menu and save the document as report.odt."
-REPLIES = [
-    "Thought: The File menu is at the top left; I click the Save button first.\n"
-    "Action: click(start_box='(1188,554)')",
-    "Thought: Type the name.\nAction: type(content='report.odt')",
-    "Thought: Open the menu.\nAction: hotkey(key='ctrl s')",
-    "Thought: Select the text.\nAction: drag(start_box='(100,200)', end_box='(400,200)')",
-    "Thought: Look further down.\nAction: scroll(start_box='(966,546)', direction='down')",
-    "Thought: Double-click the file.\nAction: left_double(start_box='(500,300)')",
-    "Thought: Right-click it.\nAction: right_single(start_box='(500, 300)')",
-    "Thought: Wait for the dialog.\nAction: wait()",
-    "Thought: It is saved.\nAction: finished(content='saved')",
-]
 # A finish whose reply holds one of DART-GUI's failure words ends the task as failed.
 GIVING_UP = "Thought: 无法完成这个任务。\nAction: finished(content='无法完成')"
 RUNTIME = {  # run_multienv_dart_gui.py's runtime_conf in dart_mode, with its argument defaults
@@ -65,47 +49,16 @@ RUNTIME = {  # run_multienv_dart_gui.py's runtime_conf in dart_mode, with its ar
     "max_texts": 35,
 }
 
-REFERENCE_EPISODE = """
+REFERENCE_EPISODE = (
+    """
 import base64, copy, types
 agent = m0.DartAgent(
     model=model, runtime_conf=runtime, observation_type="screenshot", model_type="qwen25vl",
     max_trajectory_length=15,
 )
-requests, actions = [], []
-replies_left = list(replies)
-
-def create(**request):
-    requests.append(copy.deepcopy(request))
-    message = types.SimpleNamespace(content=replies_left.pop(0))
-    return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
-
-completions = types.SimpleNamespace(create=create)
-agent.vlm = types.SimpleNamespace(chat=types.SimpleNamespace(completions=completions))
-agent.reset()
-for shot in shots:
-    _, acts = agent.predict(instruction, {"screenshot": base64.b64decode(shot), "accessibility_tree": None})
-    actions.append(acts)
-result = {"requests": requests, "actions": actions}
 """
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Reference]:
-    """A reference worker whose ``mm_agents`` is OSWorld's at the tasks' commit (not desktop-env 1.0.2)."""
-    if not (UPSTREAM / "mm_agents" / "dart_gui_agent.py").is_file():
-        pytest.skip(f"OSWorld's code is not at {UPSTREAM}")
-    saved = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(UPSTREAM)
-    try:
-        worker = start_reference()
-    finally:
-        if saved is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = saved
-    worker.stub(*STUBS)
-    yield worker
-    worker.close()
+    + SCRIPTED_VLM
+)
 
 
 def reference_episode(

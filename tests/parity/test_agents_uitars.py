@@ -30,7 +30,15 @@ import pytest
 from osw_studio.actions import canonical_actions, parse_pyautogui
 from osw_studio.agent.uitars import UITarsAgent
 from osw_studio.core.actions import Action, Click, Done, Fail, Wait
-from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen, site_packages
+from tests.parity.episodes import (
+    SCRIPTED_VLM,
+    STUBS,
+    assert_same_requests,
+    observations,
+    run_ours,
+    screen,
+    site_packages,
+)
 from tests.parity.reference import Reference
 
 pytestmark = pytest.mark.timeout(120)
@@ -64,29 +72,17 @@ RUNTIME = {
     "max_tokens": 500,
 }
 
-REFERENCE_EPISODE = """
+REFERENCE_EPISODE = (
+    """
 import base64, copy, os, types
 os.environ.setdefault("DOUBAO_API_URL", "http://127.0.0.1:9/v1")
 os.environ.setdefault("DOUBAO_API_KEY", "unused")
 agent = m0.UITARSAgent(
     model=model, runtime_conf=runtime, observation_type="screenshot", model_type="qwen25vl"
 )
-requests, actions = [], []
-replies_left = list(replies)
-
-def create(**request):
-    requests.append(copy.deepcopy(request))
-    message = types.SimpleNamespace(content=replies_left.pop(0))
-    return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
-
-completions = types.SimpleNamespace(create=create)
-agent.vlm = types.SimpleNamespace(chat=types.SimpleNamespace(completions=completions))
-agent.reset()
-for shot in shots:
-    _, acts = agent.predict(instruction, {"screenshot": base64.b64decode(shot), "accessibility_tree": None})
-    actions.append(acts)
-result = {"requests": requests, "actions": actions}
 """
+    + SCRIPTED_VLM
+)
 
 
 def reference_episode(reference: Reference, model: str, size: tuple[int, int]) -> dict[str, Any]:
