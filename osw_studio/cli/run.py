@@ -16,7 +16,7 @@ import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from osw_studio.cli.eval_run import EVALUATOR_HELP, EVALUATORS
+from osw_studio.cli.eval_run import EVALUATOR_HELP, EVALUATORS, add_budget_arguments, budget_from
 from osw_studio.core.agent_specs import AGENT_IDS
 from osw_studio.core.terminal import visible
 
@@ -73,6 +73,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--max-steps", type=int, metavar="N", help="most agent steps (default: from settings)")
     run.add_argument("--out", metavar="DIR", help="runs folder (default: settings output_dir, else ./runs)")
     run.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
+    add_budget_arguments(run)
     run.set_defaults(handler=_run)
 
 
@@ -114,6 +115,7 @@ async def _session(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         secrets=[options["token"]] if options.get("token") else (),
         evaluator=args.evaluator,
+        budget=budget_from(args),
     )
     agent = recipe.make_agent(entry)
     out = Path(args.out or settings.evaluation.output_dir or "runs")
@@ -133,6 +135,10 @@ async def _session(args: argparse.Namespace) -> int:
     finally:
         await agent.aclose()
     score = "none" if result.score is None else f"{result.score:.2f}"
+    tokens = result.usage.total_tokens if result.usage else 0
+    cost = "cost unknown" if result.cost is None else f"cost {result.cost:.4f}"
+    ended = f"; {result.limit}" if result.limit else ""
+    print(f"outcome {result.kind}; {tokens} tokens, {cost}{ended}")
     print(f"score {score} ({result.status}) after {result.steps} steps; run stored in {episode.run_dir}")
     if result.status == "error":
         print(f"error: {visible(result.error)}", file=sys.stderr)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -119,6 +120,19 @@ class SuiteDialog(QDialog):
         out_pick = QPushButton("Folder…")
         out_pick.clicked.connect(self._pick_out)
         self.resume = QCheckBox("Resume: skip tasks that already have a score in the output folder")
+        self.retry_errors = QSpinBox()
+        self.retry_errors.setRange(0, 10)
+        self.retry_errors.setToolTip(
+            "run a task that ended in an environment or model error again, this many times"
+        )
+        self.cost_budget = QDoubleSpinBox()
+        self.cost_budget.setRange(0.0, 1_000_000.0)
+        self.cost_budget.setDecimals(2)
+        self.cost_budget.setSpecialValueText("none")
+        self.cost_budget.setToolTip(
+            "the most this suite's runs may cost together (needs the model's price in the settings); "
+            "then no task starts and the runs in flight end as budget"
+        )
 
         self.message = QLabel()
         self.message.setObjectName("suiteMessage")
@@ -136,6 +150,8 @@ class SuiteDialog(QDialog):
         form.addRow("Envs", self.envs)
         form.addRow("Output folder", _row(self.out, out_pick))
         form.addRow("", self.resume)
+        form.addRow("Retry errors", self.retry_errors)
+        form.addRow("Cost budget", self.cost_budget)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.message)
@@ -184,6 +200,8 @@ class SuiteDialog(QDialog):
             out=self.out.text().strip() or None,
             resume=self.resume.isChecked(),
             env_options=dict(self.env_options),
+            retry_errors=self.retry_errors.value(),
+            cost_budget=self.cost_budget.value() or None,
         )
 
     def start(self) -> None:

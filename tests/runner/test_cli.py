@@ -55,6 +55,7 @@ def test_replay_runs_a_bundled_task_with_no_key(tmp_path: Path) -> None:
         for line in lines
     )
     assert lines[-1].startswith("score 1.00 (finished) after 3 steps; run stored in ")
+    assert lines[-2] == "outcome solved; 0 tokens, cost unknown"  # replay asks no model
     run = only_run(out)
     assert run.status == "finished" and run.result is not None and run.result.score == 1.0
     assert run.meta.agent == "replay" and run.meta.provider == "local"
