@@ -1,8 +1,8 @@
 """Results per agent and model: the runs of a folder grouped so that no model is credited another's runs.
 
 A folder of run stores may hold runs of several agents and models (the app's runs folder does). Each
-``(agent, model)`` pair is a group of its own, with one outcome per task: the task's unassisted pass if
-it has one (a later run with a person's help does not hide what the agent did alone), else its latest
+``(agent, model)`` pair is a group of its own, with one outcome per task: its latest scored run without
+a person's help (a later run a person helped does not hide what the agent did alone), else its latest
 scored run, else its latest run. A batch's folder (``summary.json``) and OSWorld's results layout are
 one group, as :func:`~osw_studio.runner.summary.load_outcomes` reads them.
 """
@@ -41,19 +41,18 @@ def group_label(agent: str | None, model: str | None) -> str:
 
 
 def _rank(outcome: TaskOutcome) -> tuple[bool, bool, bool, str]:
-    own_pass = outcome.success and not outcome.assisted
-    return (outcome.counted, own_pass, outcome.scored, outcome.run_id or "")
+    return (outcome.counted, outcome.scored, not outcome.assisted, outcome.run_id or "")
 
 
 def choose_outcomes(outcomes: list[TaskOutcome]) -> list[TaskOutcome]:
-    """One outcome per ``(domain, task_id)``: an unassisted pass, else the latest scored, else the latest.
+    """One outcome per ``(domain, task_id)``: the latest scored run without help, else the latest scored.
 
     >>> own = TaskOutcome(task_id="t", domain="os", score=1.0, success=True, run_id="1")
     >>> helped = TaskOutcome(task_id="t", domain="os", score=1.0, success=True, assisted=True, run_id="2")
     >>> failed = TaskOutcome(task_id="t", domain="os", score=0.0, status="failed", run_id="3")
+    >>> [o.run_id for o in choose_outcomes([own, helped])], [o.run_id for o in choose_outcomes([helped])]
+    (['1'], ['2'])
     >>> [o.run_id for o in choose_outcomes([own, helped, failed])]
-    ['1']
-    >>> [o.run_id for o in choose_outcomes([failed, helped])]
     ['3']
     """
     best: dict[tuple[str, str], TaskOutcome] = {}

@@ -92,7 +92,13 @@ def table_rows(window: MainWindow) -> list[list[str]]:
 
 async def test_results_dock_shows_the_runs_and_opens_one_in_the_timeline(window: MainWindow) -> None:
     menus = menu_texts(window)
-    assert menus["File"] == ["Open tasks folder…", "Open results folder…", "Export runs…", "Quit"]
+    assert menus["File"] == [
+        "Open tasks folder…",
+        "Close opened tasks folders",
+        "Open results folder…",
+        "Export runs…",
+        "Quit",
+    ]
     assert "Results" in menus["View"] and menus["Help"] == ["About OSW Studio"]
 
     results = window.docks["results"]
