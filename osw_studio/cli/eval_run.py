@@ -19,7 +19,7 @@ from osw_studio.core.agent_specs import SUITE_AGENTS
 from osw_studio.core.terminal import VisibleStream, visible
 
 if TYPE_CHECKING:
-    from osw_studio.core.limits import RunBudget
+    from osw_studio.core.budget import RunBudget
     from osw_studio.runner.batch import Batch, BatchProgress
     from osw_studio.runner.suite import SuitePlan
     from osw_studio.runner.summary import TaskOutcome
@@ -146,7 +146,7 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
 def budget_from(args: argparse.Namespace) -> RunBudget | None:
     """The run budget the arguments ask for (None: the profile's)."""
     from osw_studio.core.errors import SettingsError
-    from osw_studio.core.limits import RunBudget
+    from osw_studio.core.budget import RunBudget
 
     values = {"tokens": args.budget_tokens, "cost": args.budget_cost, "seconds": args.budget_time}
     given = {k: v for k, v in values.items() if v is not None}

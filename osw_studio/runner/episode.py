@@ -34,7 +34,7 @@ from psygnal import Signal
 
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.errors import GuestError, ModelError, OswError
-from osw_studio.core.limits import LoopGuard, screen_key
+from osw_studio.core.budget import LoopGuard, screen_key
 from osw_studio.core.observation import Observation
 from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
 from osw_studio.core.price import total_cost

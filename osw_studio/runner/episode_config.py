@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Literal
 
 from osw_studio.core.actions import Action
-from osw_studio.core.limits import RunBudget
+from osw_studio.core.budget import RunBudget
 from osw_studio.core.observation import Observation
 from osw_studio.core.price import Price
 from osw_studio.runner.settle import SettlePolicy

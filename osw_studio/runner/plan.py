@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from osw_studio.core import agent_specs
-from osw_studio.core.limits import RunBudget
+from osw_studio.core.budget import RunBudget
 from osw_studio.runner.episode import Episode, EpisodeConfig, EvaluateFunc
 from osw_studio.runner.settle import SettlePolicy
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings

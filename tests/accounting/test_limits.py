@@ -200,7 +200,7 @@ async def _env() -> Env:
 
 
 async def test_a_resumed_suite_does_not_rerun_a_budget_run_unless_asked(tmp_path: Path) -> None:
-    from osw_studio.core.limits import RunBudget
+    from osw_studio.core.budget import RunBudget
 
     entries = suite(tmp_path, 1)
     out = tmp_path / "out"
