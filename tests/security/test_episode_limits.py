@@ -107,9 +107,10 @@ async def test_the_waits_of_one_step_share_one_budget(tmp_path: Path) -> None:
 async def test_a_stop_ends_a_long_wait_at_once_and_keeps_the_step(tmp_path: Path) -> None:
     reply = "```python\nimport time\npyautogui.click(7, 7)\ntime.sleep(50)\n```"
     episode, store = _episode(ScriptedAgent([reply, "DONE"]), tmp_path)
+    executing = asyncio.Event()
+    episode.state_changed.connect(lambda new, old: executing.set() if new == "executing" else None)
     run = asyncio.ensure_future(episode.run())
-    while episode.state.value != "executing":
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(executing.wait(), 10)
     await asyncio.sleep(0.3)
     started = time.monotonic()
     episode.stop()
