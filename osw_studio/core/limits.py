@@ -51,6 +51,10 @@ STEP_WAITS_S = 60.0
 """Seconds all the waits of one step may take together (``time.sleep`` calls, ``wait`` actions); the
 waits past it are skipped. A stop (Ctrl+C, the Stop button) ends a wait at once."""
 
+REGEX_SECONDS = 5.0
+"""Seconds one search with a task's or a reply's regular expression may take (over all the texts of the
+call, e.g. a file's lines) before its worker is killed (see :mod:`osw_studio.core.untrusted_regex`)."""
+
 DECODE_CHUNK = 64 * 1024
 """Bytes a decompressor may produce at a time, so a decoded size is checked as it grows."""
 
