@@ -54,7 +54,7 @@ async def test_an_evaluation_with_a_catastrophic_regex_ends_with_a_clear_error(t
     ticker = asyncio.ensure_future(tick())
     started = time.monotonic()
     try:
-        with pytest.raises(EvaluationError, match="ran longer than .* and was stopped"):
+        with pytest.raises(EvaluationError, match=r"ran longer than .* and was stopped"):
             await evaluate(env, _task(), [Done()], cache_dir=tmp_path)
     finally:
         ticker.cancel()
