@@ -17,6 +17,7 @@ import pytest
 from osw_studio.agent import make_agent
 from osw_studio.agent.base import Agent
 from osw_studio.core import limits
+from osw_studio.core.step import EpisodeResult
 from osw_studio.core.task import Task
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.settle import SettlePolicy
@@ -51,20 +52,27 @@ def _episode(agent: Agent, root: Path, **config: Any) -> tuple[Episode, RunStore
     return episode, store
 
 
+async def _run_model(root: Path, *replies: Reply) -> tuple[EpisodeResult, RunStoreWriter]:
+    """An episode of a model agent whose endpoint answers ``replies``."""
+    with FakeOpenAIServer() as server:
+        server.queue(*replies)
+        agent = _model_agent(server)
+        episode, store = _episode(agent, root)
+        try:
+            return await asyncio.wait_for(episode.run(), 45), store
+        finally:
+            await agent.aclose()
+
+
 def _lines(store: RunStoreWriter) -> list[dict[str, Any]]:
     raw = (store.path / "steps.jsonl").read_bytes()
     return [json.loads(line) for line in raw.decode("utf-8").splitlines()]  # strict UTF-8
 
 
 async def test_a_reply_over_the_cap_ends_the_run_clearly_and_only_its_start_is_stored(tmp_path: Path) -> None:
-    with FakeOpenAIServer() as server:
-        server.queue(Reply(text="a" * (limits.MODEL_REPLY_CHARS + 100_000), chunk_chars=65536))
-        agent = _model_agent(server)
-        episode, store = _episode(agent, tmp_path)
-        try:
-            result = await asyncio.wait_for(episode.run(), 45)
-        finally:
-            await agent.aclose()
+    result, store = await _run_model(
+        tmp_path, Reply(text="a" * (limits.MODEL_REPLY_CHARS + 100_000), chunk_chars=65536)
+    )
     assert result.status == "error", result
     assert result.error is not None and "over the cap" in result.error, result.error
     (line,) = _lines(store)
@@ -76,14 +84,7 @@ async def test_a_reply_over_the_cap_ends_the_run_clearly_and_only_its_start_is_s
 
 async def test_a_lone_surrogate_in_a_reply_keeps_the_step_and_the_run(tmp_path: Path) -> None:
     reply = "I click \ud800 the button \udfff.\n```python\npyautogui.click(10, 20)\n```"
-    with FakeOpenAIServer() as server:
-        server.queue(Reply(text=reply), Reply(text="DONE"))
-        agent = _model_agent(server)
-        episode, store = _episode(agent, tmp_path)
-        try:
-            result = await asyncio.wait_for(episode.run(), 45)
-        finally:
-            await agent.aclose()
+    result, store = await _run_model(tmp_path, Reply(text=reply), Reply(text="DONE"))
     assert result.status == "finished", result
     lines = _lines(store)
     assert len(lines) == 2
