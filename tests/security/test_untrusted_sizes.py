@@ -21,9 +21,10 @@ import pytest
 
 from osw_studio.actions.qwen3vl import parse_qwen3vl
 from osw_studio.agent.errors import ModelCallError
+from osw_studio.agent.images import prepare_image
 from osw_studio.agent.model_client import ModelClient
 from osw_studio.core import limits
-from osw_studio.core.errors import ActionParseError, GuestError, TaskError
+from osw_studio.core.errors import ActionParseError, GuestError, ModelError, TaskError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
 from osw_studio.tasks.load import load_task
 from tests.security.hostile_http import HostileServer, compressed, png_header, repeated
@@ -249,3 +250,8 @@ def test_a_task_file_nested_too_deeply_is_a_task_error(tmp_path: Path, depth: in
     path.write_text('{"id": "deep", "instruction": "x", "config": ' + "[" * depth + "]" * depth + "}")
     with pytest.raises(TaskError, match=f"nested more than {limits.JSON_DEPTH} levels"):
         load_task(path)
+
+
+def test_an_image_declaring_too_many_pixels_is_not_decoded_for_the_model() -> None:
+    with pytest.raises(ModelError, match="12000×12000 pixels, over the cap"):
+        prepare_image(png_header(12000, 12000), size=(1280, 720))
