@@ -119,7 +119,7 @@ def test_a_declared_length_over_the_cap_is_refused_before_the_body() -> None:
     assert isinstance(error, GuestError) and "declares 2.5 GiB" in str(error), error
 
 
-def test_a_screenshot_declaring_a_billion_pixels_is_refused_before_decoding() -> None:
+def test_a_screenshot_declaring_too_many_pixels_is_refused_before_decoding() -> None:
     # 12000 x 12000: 144 million pixels (432 MB decoded) in a PNG of a few kilobytes, under the 178
     # million at which Pillow's own guard starts (with a warning only).
     png = png_header(12000, 12000)
