@@ -17,7 +17,7 @@ import pytest
 from osw_studio.agent import make_agent
 from osw_studio.agent.base import Agent
 from osw_studio.core import limits
-from osw_studio.core.step import EpisodeResult
+from osw_studio.core.step import EpisodeResult, ReplyAttempt, StepRecord
 from osw_studio.core.task import Task
 from osw_studio.runner.episode import Episode, EpisodeConfig
 from osw_studio.runner.settle import SettlePolicy
@@ -27,7 +27,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.recorded_run import SCREEN, ScreenEnv
 from tests.runner.scripted import ScriptedAgent
 
-pytestmark = [pytest.mark.timeout(60), pytest.mark.asyncio]
+pytestmark = pytest.mark.timeout(60)
 
 TASK = Task.model_validate({"id": "hostile", "instruction": "Do it.", "evaluator": {"func": "infeasible"}})
 
@@ -119,3 +119,17 @@ async def test_a_stop_ends_a_long_wait_at_once_and_keeps_the_step(tmp_path: Path
     assert time.monotonic() - started < 3
     assert result.status == "stopped"
     assert [line["index"] for line in _lines(store)] == [1]
+
+
+def test_the_store_keeps_only_the_start_of_long_replies_and_attempts(tmp_path: Path) -> None:
+    store = RunStoreWriter.create(tmp_path, TASK, domain="os", model="test-model", screen_size=SCREEN)
+    long = "x" * (limits.STORED_REPLY_CHARS * 4)
+    step = StepRecord(
+        index=1, response=long, thought="t\ud800", attempts=[ReplyAttempt(response=long, error="bad")]
+    )
+    store.write_step(step)
+    store.close()
+    (line,) = _lines(store)
+    assert len(line["response"]) == limits.STORED_REPLY_CHARS and line["response_chars"] == len(long)
+    assert len(line["attempts"][0]["response"]) == limits.STORED_REPLY_CHARS
+    assert line["attempts_chars"] == [len(long)] and line["thought"] == "t\ufffd"
