@@ -8,6 +8,9 @@ killed after :data:`~osw_studio.core.limits.REGEX_SECONDS`; the event loop stays
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,9 +23,11 @@ from osw_studio.core.task import Task
 from osw_studio.evaluation.evaluate import evaluate
 from osw_studio.evaluation.rules import match_value_to_rule
 from tests.evaluation.test_evaluate import StandInEnv
+from tests.fakes.machine import fresh_env
 
 pytestmark = pytest.mark.timeout(60)
 
+ROOT = Path(__file__).resolve().parents[2]
 EVIL = "(a+)+$"
 TEXT = "a" * 40 + "b"
 
@@ -69,3 +74,36 @@ def test_a_rule_with_a_catastrophic_regex_is_stopped() -> None:
         match_value_to_rule(TEXT, {"method": "re", "ref": EVIL})
     assert time.monotonic() - started < limits.REGEX_SECONDS + 3
     assert match_value_to_rule("Total: 12", {"method": "re.I", "ref": "total"})  # the next call works
+
+
+@pytest.mark.xvfb
+@pytest.mark.timeout(240)
+def test_tasks_check_of_a_task_with_a_catastrophic_regex_ends_with_a_clear_failure(tmp_path: Path) -> None:
+    data = {
+        "id": "evil-regex",
+        "instruction": "x",
+        "config": [
+            {
+                "type": "execute",
+                "parameters": {"command": f"printf '{TEXT}\\n' > /home/user/notes.txt", "shell": True},
+            }
+        ],
+        "evaluator": json.loads(_task().evaluator.model_dump_json(exclude_none=True)),
+    }
+    folder = tmp_path / "os"
+    folder.mkdir()
+    (folder / "evil-regex.json").write_text(json.dumps(data))
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "osw_studio", "tasks", "check", str(folder)],
+        cwd=ROOT,
+        env=fresh_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=200,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "FAIL evil-regex" in proc.stdout and "backtracks catastrophically" in proc.stdout, proc.stdout
+    assert time.monotonic() - started < 150
