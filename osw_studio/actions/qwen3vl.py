@@ -55,6 +55,7 @@ from osw_studio.core.actions import (
     Wait,
 )
 from osw_studio.core.errors import ActionParseError
+from osw_studio.core.limits import loads_bounded
 
 TOOL = "computer_use"
 TOOL_ACTIONS = (
@@ -111,7 +112,7 @@ def tool_calls(text: str) -> tuple[str, list[str]]:
             continue
         if line.startswith("{") and line.endswith("}"):
             try:
-                obj = json.loads(line)
+                obj = loads_bounded(line, where="a tool call")
             except ValueError:
                 continue
             if isinstance(obj, dict) and "name" in obj and "arguments" in obj:
@@ -211,7 +212,7 @@ def parse_qwen3vl(text: str, space: CoordinateSpace | None = None) -> tuple[str,
     first: str | None = None
     for raw in calls:
         try:
-            call = json.loads(raw)
+            call = loads_bounded(raw, where="a tool call")
         except ValueError as exc:
             raise ActionParseError(f"a tool call is not JSON: {exc}", where=raw[:200]) from None
         if not isinstance(call, dict) or call.get("name") != TOOL:

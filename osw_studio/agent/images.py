@@ -20,6 +20,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Literal
 
+from osw_studio.core import limits
 from osw_studio.core.errors import ModelError
 
 ImageFormat = Literal["png", "jpeg"]
@@ -70,6 +71,12 @@ def prepare_image(
     """
     from PIL import Image, UnidentifiedImageError
 
+    try:
+        limits.check_image(image, where="the screenshot")  # its pixels, before anything decodes them
+    except limits.LimitExceeded as exc:
+        raise ModelError(str(exc)) from None
+    except ValueError:
+        pass  # not an image: the decoding below says so
     try:
         with Image.open(io.BytesIO(image)) as opened:
             source = opened.size

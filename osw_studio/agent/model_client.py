@@ -24,7 +24,9 @@ from osw_studio.agent.errors import (
     parse_retry_after,
     translate_error,
 )
+from osw_studio.core import limits
 from osw_studio.core.step import StepRequest, Usage
+from osw_studio.core.unicode import well_formed
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -198,7 +200,11 @@ class ModelClient:
         self.has_key = bool(api_key)
         # Retries are ours (visible, Retry-After honoured); the SDK's own loop stays off.
         self._client = client or AsyncOpenAI(
-            base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=0
+            base_url=base_url,
+            api_key=api_key or _NO_KEY,
+            timeout=timeout,
+            max_retries=0,
+            http_client=_bounded_http_client(),
         )
 
     @classmethod
@@ -294,7 +300,7 @@ class ModelClient:
                 continue
             finished = time.monotonic()
             return ModelReply(
-                text="".join(acc.parts),
+                text=well_formed("".join(acc.parts)),  # a lone surrogate ("\ud800") is valid JSON
                 model=acc.model or self.model,
                 usage=acc.usage,
                 latency=finished - started,
@@ -321,12 +327,16 @@ class ModelClient:
             raise self._translate(exc, endpoint="/models") from None
 
     async def _once(self, params: dict[str, Any]) -> _Accumulator:
+        # The body is read against limits.MODEL_BODY_BYTES by the HTTP client (decoded size included).
         completion = await self._client.chat.completions.create(**params)
         acc = _Accumulator(model=completion.model or "")
         if not completion.choices:
             raise InvalidReply("the reply has no choices")
         choice = completion.choices[0]
-        acc.parts.append(choice.message.content or "")
+        text = choice.message.content or ""
+        if len(text) > limits.MODEL_REPLY_CHARS:
+            raise ReplyTooLong(text[: limits.STORED_REPLY_CHARS], len(text))
+        acc.parts.append(text)
         acc.finish_reason = choice.finish_reason
         acc.add_logprobs(choice.logprobs)
         acc.add_usage(completion.usage)
@@ -340,6 +350,7 @@ class ModelClient:
             **params, stream=True, stream_options={"include_usage": True}
         )
         events = 0
+        length = 0
         try:
             async for chunk in stream:
                 events += 1
@@ -353,8 +364,11 @@ class ModelClient:
                     if acc.first_token_at is None:
                         acc.first_token_at = time.monotonic()
                     acc.parts.append(text)
+                    length += len(text)
+                    if length > limits.MODEL_REPLY_CHARS:
+                        raise ReplyTooLong("".join(acc.parts), length)
                     if on_token is not None:
-                        on_token(text)
+                        on_token(well_formed(text))
                 acc.add_logprobs(choice.logprobs)
                 if choice.finish_reason:
                     acc.finish_reason = choice.finish_reason
@@ -370,6 +384,32 @@ class ModelClient:
 
     # --- failures -----------------------------------------------------------------------------------
 
+    def _translate_limits(self, exc: BaseException) -> ModelCallError | None:
+        """The error for a reply over a cap (another try would be as long), or None for other failures."""
+        chain: list[BaseException] = []
+        current: BaseException | None = exc
+        while current is not None and current not in chain:
+            chain.append(current)
+            current = current.__cause__ or current.__context__
+        over = next((e for e in chain if isinstance(e, limits.LimitExceeded | RecursionError)), None)
+        if over is None:
+            return None
+        if isinstance(over, RecursionError):
+            message = f"the reply's JSON nests too deeply to read (over {limits.JSON_DEPTH} levels)"
+        else:
+            message = str(over)
+        error = ModelCallError(
+            message,
+            reason="invalid_reply",
+            where=self.base_url,
+            hint="the endpoint sent far more than any model reply; check its settings (max_tokens) "
+            "and that the base URL is the model server",
+        )
+        if isinstance(over, ReplyTooLong):
+            error.partial, _ = limits.bounded_prefix(over.text)  # type: ignore[attr-defined]
+            error.length = over.length  # type: ignore[attr-defined]
+        return error
+
     def _retry_wait(self, exc: BaseException, error: ModelCallError, attempt: int) -> float | None:
         if attempt >= self.max_retries:
             return None
@@ -384,6 +424,9 @@ class ModelClient:
         return float(min(8.0, 0.5 * 2**attempt))
 
     def _translate(self, exc: BaseException, *, endpoint: str = "/chat/completions") -> ModelCallError:
+        over = self._translate_limits(exc)
+        if over is not None:
+            return over
         return translate_error(
             exc,
             url=self.base_url + endpoint,
@@ -393,3 +436,24 @@ class ModelClient:
             profile=self.profile,
             has_key=self.has_key,
         )
+
+
+class ReplyTooLong(limits.LimitExceeded):
+    """A streamed reply went over :data:`~osw_studio.core.limits.MODEL_REPLY_CHARS`; ``text`` is its start."""
+
+    def __init__(self, text: str, length: int) -> None:
+        super().__init__(
+            f"the reply is over {length:,} characters, over the cap of {limits.MODEL_REPLY_CHARS:,}"
+        )
+        self.text = text
+        self.length = length
+
+
+def _bounded_http_client() -> Any:
+    """The SDK's default HTTP client, answers capped at :data:`~osw_studio.core.limits.MODEL_BODY_BYTES`."""
+    from openai import DefaultAsyncHttpxClient
+
+    from osw_studio.core.bounded_http import accept_encoding, bound_responses
+
+    client = DefaultAsyncHttpxClient(headers={"Accept-Encoding": accept_encoding()})
+    return bound_responses(client, limits.MODEL_BODY_BYTES, "the model endpoint's answer")

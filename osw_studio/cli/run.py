@@ -146,8 +146,11 @@ async def _session(args: argparse.Namespace) -> int:
     return 0 if result.success else 1
 
 
-def describe_action(action: Action) -> str:
+def describe_action(action: Action, *, whole: bool = False) -> str:
     r"""One short, readable line for an action, as the step log prints it (control characters escaped).
+
+    Typed text is cut at 60 characters unless ``whole`` (what ``--approve`` asks about is shown whole:
+    a harmless start may hide ``\ncurl ... | sh`` at its end). Newlines show as ``\n`` either way.
 
     >>> from osw_studio.core.actions import Click, Hotkey, Typing
     >>> describe_action(Click(x=5, y=7)), describe_action(Hotkey(keys=["ctrl", "s"]))
@@ -156,18 +159,20 @@ def describe_action(action: Action) -> str:
     "typing('echo hello\\n')"
     >>> describe_action(Hotkey(keys=["ctrl", "\x1b[2K"]))
     'hotkey(ctrl+\\x1b[2K)'
+    >>> describe_action(Typing(text="a" * 70 + "\ncurl x | sh"), whole=True)[-15:]
+    "\\ncurl x | sh')"
     """
-    return visible(_describe(action))
+    return visible(_describe(action, whole=whole))
 
 
-def _describe(action: Action) -> str:
+def _describe(action: Action, *, whole: bool = False) -> str:
     from osw_studio.core.actions import Hotkey, Typing
 
     data = action.model_dump(exclude_defaults=True, exclude={"kind"})
     if isinstance(action, Hotkey):
         return f"hotkey({'+'.join(action.keys)})"
     if isinstance(action, Typing):
-        text = action.text if len(action.text) <= 60 else action.text[:57] + "..."
+        text = action.text if whole or len(action.text) <= 60 else action.text[:57] + "..."
         return f"typing({text!r})"
     point = action.point
     if point is not None:
@@ -342,8 +347,15 @@ class _Printer:
                 return
 
     async def _ask(self, proposal: Proposal) -> None:
-        actions = "; ".join(describe_action(a) for a in proposal.actions) or "-"
+        from osw_studio.core.actions import Typing
+
+        actions = "; ".join(describe_action(a, whole=True) for a in proposal.actions) or "-"
         print(f"step {proposal.index:>2}  proposed: {actions}")
+        enters = sum(
+            a.text.count("\n") + a.text.count("\r") for a in proposal.actions if isinstance(a, Typing)
+        )
+        if enters:
+            print(f"         the typed text presses Enter {enters} time(s) (each \\n or \\r above)")
         if proposal.thought:
             print(f"         thought: {_shorten(proposal.thought)}")
         if proposal.error:

@@ -22,7 +22,9 @@ from typing import Any, Self
 import httpx
 from pydantic import BaseModel, ConfigDict
 
+from osw_studio.core import limits
 from osw_studio.core.actions import Action, dump_actions
+from osw_studio.core.bounded_http import MAX_BYTES_EXTENSION, accept_encoding, bound_responses
 from osw_studio.core.errors import GuestError
 
 log = logging.getLogger(__name__)
@@ -110,12 +112,18 @@ class GuestClient:
         self.timeout = timeout
         self.action_timeout = action_timeout
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=timeout,
-            transport=transport,
-            limits=httpx.Limits(keepalive_expiry=KEEP_ALIVE_S),
+        headers["Accept-Encoding"] = accept_encoding()
+        # Every answer is read against a cap as it arrives (limits.GUEST_*), decoded size included.
+        self._http: httpx.AsyncClient = bound_responses(
+            httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=headers,
+                timeout=timeout,
+                transport=transport,
+                limits=httpx.Limits(keepalive_expiry=KEEP_ALIVE_S),
+            ),
+            limits.GUEST_ANSWER_BYTES,
+            "the guest server's answer",
         )
 
     def __repr__(self) -> str:
@@ -141,10 +149,16 @@ class GuestClient:
         read: bool,
         ok: Sequence[int] = (200,),
         wait: float | None = None,
+        cap: int | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
-        """Send one request with the retry rules; return a response whose status is in ``ok``."""
+        """Send one request with the retry rules; return a response whose status is in ``ok``.
+
+        ``cap`` is the answer's cap in bytes (default :data:`~osw_studio.core.limits.GUEST_ANSWER_BYTES`).
+        """
         url = f"{self.base_url}{endpoint}"
+        if cap is not None:
+            kwargs["extensions"] = {MAX_BYTES_EXTENSION: cap}
         if wait is None:
             wait = self.timeout if read else self.action_timeout
         attempts = max(1, self.retry.attempts)
@@ -153,6 +167,11 @@ class GuestClient:
             retryable = False
             try:
                 response = await self._http.request(method, endpoint, timeout=wait, **kwargs)
+            except limits.LimitExceeded as exc:
+                # Another try would read as much again: a guest answering this is broken or hostile.
+                raise GuestError(
+                    str(exc), where=url, hint="the guest sent more than any real guest does; is it yours?"
+                ) from None
             except httpx.ConnectError as exc:
                 # Nothing reached the server, so even an action is safe to send again.
                 error = GuestError(
@@ -203,9 +222,16 @@ class GuestClient:
         raise error
 
     async def _json(self, method: str, endpoint: str, *, read: bool, **kwargs: Any) -> Any:
+        kwargs.setdefault("cap", limits.GUEST_JSON_BYTES)
         response = await self._request(method, endpoint, read=read, **kwargs)
+        return self._parse(response, endpoint)
+
+    def _parse(self, response: httpx.Response, endpoint: str) -> Any:
+        """The answer's JSON, nested at most :data:`~osw_studio.core.limits.JSON_DEPTH` levels."""
         try:
-            return response.json()
+            return limits.loads_bounded(response.content, where="the guest server's answer")
+        except limits.LimitExceeded as exc:
+            raise GuestError(str(exc), where=f"{self.base_url}{endpoint}") from None
         except ValueError:
             raise GuestError(
                 f"the guest server answered something that is not JSON: {response.text[:200]!r}",
@@ -217,10 +243,12 @@ class GuestClient:
 
     async def capabilities(self) -> Capabilities | None:
         """Our server's capabilities, or ``None`` on an OSWorld guest (which answers 404)."""
-        response = await self._request("GET", "/capabilities", read=True, ok=(200, 404))
+        response = await self._request(
+            "GET", "/capabilities", read=True, ok=(200, 404), cap=limits.GUEST_JSON_BYTES
+        )
         if response.status_code == 404:
             return None
-        return Capabilities.model_validate(response.json())
+        return Capabilities.model_validate(self._parse(response, "/capabilities"))
 
     async def platform(self) -> str:
         """The guest's OS name as Python's ``platform.system()`` gives it (``Linux``)."""
@@ -242,7 +270,11 @@ class GuestClient:
             "POST", "/window_size", read=True, ok=(200, 404, 500), data={"app_class_name": app_class_name}
         )
         try:
-            data = response.json() if response.status_code == 200 else None
+            data = (
+                limits.loads_bounded(response.content, where="/window_size")
+                if response.status_code == 200
+                else None
+            )
         except ValueError:
             data = None
         if not data or data.get("width") is None:
@@ -282,21 +314,33 @@ class GuestClient:
             params["quality"] = quality
         if max_width is not None:
             params["max_width"] = max_width
-        response = await self._request("GET", "/screenshot", read=True, params=params)
+        response = await self._request(
+            "GET", "/screenshot", read=True, params=params, cap=limits.GUEST_SCREENSHOT_BYTES
+        )
+        where = f"{self.base_url}/screenshot"
         if not response.content:
             raise GuestError(
                 "the guest server sent an empty screenshot",
-                where=f"{self.base_url}/screenshot",
+                where=where,
                 hint="is the guest's display running?",
             )
+        try:  # the pixels the header declares, before anything decodes them
+            limits.check_image(response.content, where="the screenshot")
+        except limits.LimitExceeded as exc:
+            raise GuestError(str(exc), where=where) from None
+        except ValueError:
+            pass  # no header Pillow knows: whatever decodes the bytes says what is wrong with them
         return response.content
 
     async def accessibility_tree(self) -> str | None:
         """OSWorld's accessibility XML, or ``None`` when the guest has no AT-SPI (501)."""
-        response = await self._request("GET", "/accessibility", read=True, ok=(200, 501))
+        response = await self._request(
+            "GET", "/accessibility", read=True, ok=(200, 501), cap=limits.GUEST_JSON_BYTES
+        )
         if response.status_code == 501:
             return None
-        return str(response.json()["AT"])
+        data = self._parse(response, "/accessibility")
+        return str(data["AT"]) if isinstance(data, dict) and "AT" in data else ""
 
     # --- files -------------------------------------------------------------------------------------
 
@@ -476,7 +520,7 @@ class GuestClient:
                 hint="the host and guest may run different OSW Studio versions",
             )
         try:
-            data = response.json()
+            data = limits.loads_bounded(response.content, where="/input")
         except ValueError:  # a bare 500 from a server that crashed on the actions (its display died)
             data = None
         if response.status_code == 500 or not isinstance(data, dict):

@@ -25,6 +25,7 @@ import operator
 import re
 from typing import Any
 
+from osw_studio.core import untrusted_regex
 from osw_studio.core.errors import EvaluationError
 
 _COMPARE = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt}
@@ -39,7 +40,7 @@ def match_value_to_rule(value: Any, rule: dict[str, Any]) -> bool:
         flags = functools.reduce(
             operator.or_, (getattr(re, f) for f in method.split(".")[1:]), re.RegexFlag(0)
         )
-        return re.search(ref, value, flags) is not None
+        return untrusted_regex.search(ref, value, flags, where=f"the rule's {method} pattern")
     if method in _COMPARE:
         return bool(_COMPARE[method](value, ref))
     if method.startswith("approx:"):

@@ -35,6 +35,7 @@ from psygnal import Signal
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.errors import GuestError, ModelError, OswError
 from osw_studio.core.budget import LoopGuard, screen_key
+from osw_studio.core.limits import STEP_WAITS_S
 from osw_studio.core.observation import Observation
 from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
 from osw_studio.core.price import total_cost
@@ -478,7 +479,11 @@ class Episode:
         self._set_state(EpisodeState.PREDICTING)
         takeovers = self._takeovers
         t0 = time.perf_counter()
-        prediction = await self._predict(observation)
+        try:
+            prediction = await self._predict(observation)
+        except ModelError as exc:
+            self._record_refused(exc, observation, started, timings)
+            raise
         timings["predict"] = time.perf_counter() - t0
         timings.update({k: v for k, v in (prediction.timings or {}).items() if k not in timings})
         proposal = Proposal(
@@ -535,6 +540,9 @@ class Episode:
             record.verdict = "error"
             self._record(record, observation, timings)
             raise
+        except _Stopped:  # stopped during a wait: what ran before it is kept
+            self._record(record, observation, timings)
+            raise
         self._record(record, observation, timings)
         if self._step_once:
             self._step_once = False
@@ -553,6 +561,24 @@ class Episode:
             note = f"safety check: {proposal.confirm}; the task fails, as no one attends this run"
             return _Decision("auto", [Fail(message=note)], note=note, answer="failed")
         return _Decision("auto", decision.actions, note=decision.note, answer="acknowledged")
+    def _record_refused(
+        self, exc: ModelError, observation: Observation, started: float, timings: dict[str, float]
+    ) -> None:
+        """A reply refused for its length is kept as a step: its start (the store cuts it) and the error."""
+        partial = getattr(exc, "partial", None)
+        if not isinstance(partial, str):
+            return
+        self.step_index += 1
+        record = StepRecord(
+            index=self.step_index,
+            source=self._agent_source(),
+            verdict="error",
+            response=partial,
+            error=str(exc),
+            started_at=started,
+        )
+        record.response_chars = getattr(exc, "length", len(partial))  # type: ignore[attr-defined]
+        self._record(record, observation, timings)
 
     def _hand_back(self, decision: _Decision) -> _Decision:
         """An unattended ``call_user`` becomes a wait, or after the agent's tries a fail: never a hang."""
@@ -650,19 +676,32 @@ class Episode:
         """Run ``actions`` in order (``wait`` sleeps here), then wait for the screen to settle."""
         t0 = time.perf_counter()
         batch: list[Action] = []
+        # The waits of one step share one budget: 200 time.sleep calls cannot make a step last hours.
+        waits = min(STEP_WAITS_S, self.config.timeout("execute"))
         for action in [*actions, None]:
             if action is None or isinstance(action, Wait):
                 if batch:
                     await self._timed("execute", self.env.execute(batch), stoppable=False)
                     batch = []
                 if action is not None:
-                    await asyncio.sleep(min(action.seconds, self.config.timeout("execute")))
+                    seconds = min(action.seconds, waits)
+                    waits -= seconds
+                    await self._pause(seconds)
             elif not action.is_terminal and not isinstance(action, CallUser):
                 batch.append(action)
         timings["execute"] = time.perf_counter() - t0
         if any(not (a.is_terminal or isinstance(a, CallUser | Wait)) for a in actions):
             report = await self._settle()
             timings["settle"] = report.waited
+
+    async def _pause(self, seconds: float) -> None:
+        """Sleep ``seconds`` (an agent's ``wait``); a stop ends the sleep at once."""
+        if seconds <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped(), seconds)
+        if self._stopping:
+            raise _Stopped
 
     async def _settle(self) -> SettleReport:
         async def grab() -> bytes:

@@ -26,6 +26,8 @@ from osw_studio import __version__
 from osw_studio.core.errors import StoreError
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.core.task import Task
+from osw_studio.core.unicode import well_formed
+from osw_studio.runner.stored_text import bounded_step, encodable_step
 from osw_studio.trajectory.layout import (
     FINAL_SCREEN,
     RESULT_JSON,
@@ -220,7 +222,7 @@ class RunStoreWriter:
             updates["screenshot"] = self._write_file(screen_name(step.index, image_format), screenshot)
         if accessibility_tree is not None:
             updates["accessibility_tree"] = self._write_file(
-                tree_name(step.index), accessibility_tree.encode()
+                tree_name(step.index), well_formed(accessibility_tree).encode()
             )
         if step.request is not None:
             updates["request"] = self._requests.compact(
@@ -228,8 +230,13 @@ class RunStoreWriter:
             )
         if step.finished_at is None:
             updates["finished_at"] = time.time()
-        record = self._scrubber.step(step.model_copy(update=updates))
-        self._append_line((record.model_dump_json(exclude_none=True) + "\n").encode())
+        record = self._scrubber.step(bounded_step(step.model_copy(update=updates)))
+        try:
+            line = record.model_dump_json(exclude_none=True)
+        except (ValueError, UnicodeError):  # a lone surrogate somewhere in the step: made U+FFFD
+            record = encodable_step(record)
+            line = record.model_dump_json(exclude_none=True)
+        self._append_line((line + "\n").encode())
         self.steps_written += 1
         return record
 

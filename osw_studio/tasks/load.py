@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from osw_studio.core import paths
 from osw_studio.core.errors import TaskError
+from osw_studio.core.limits import JSON_DEPTH, LimitExceeded, loads_bounded
 from osw_studio.core.task import (
     DownloadStep,
     ExecuteStep,
@@ -120,13 +121,15 @@ def read_json(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise TaskError(f"not UTF-8 text (byte {exc.start})", where=str(path)) from None
     try:
-        return json.loads(text)
+        return loads_bounded(text, where="the task file")
+    except LimitExceeded:
+        raise TaskError(
+            f"not valid JSON: nested more than {JSON_DEPTH} levels deep", where=str(path)
+        ) from None
     except json.JSONDecodeError as exc:
         raise TaskError(
             f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", where=str(path)
         ) from None
-    except RecursionError:
-        raise TaskError("not valid JSON: nested too deeply", where=str(path)) from None
 
 
 def parse_task(data: Any, source: str = "<task>") -> Task:

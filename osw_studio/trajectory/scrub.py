@@ -2,7 +2,9 @@ r"""Keeping secrets out of run stores and exports.
 
 Two guards: values under secret-named keys (``api_key``, ``token``, ``password``, ...) are dropped from
 settings snapshots, and every string written anywhere has API-key-shaped substrings and the known secret
-values (plain, URL-encoded or inside base64) replaced by ``[REDACTED]``. Typed text can additionally be
+values replaced by ``[REDACTED]``: plain, URL-encoded, inside base64, in hex, reversed, or split by
+line breaks, spaces or quotes; a secret typed in pieces by consecutive ``typing`` actions of a step, or
+spread over the text parts of one message, is redacted in every piece. Typed text can additionally be
 scrubbed with user regexes (passwords a person typed into the guest, e-mail addresses, ...).
 
 Examples:
@@ -18,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -57,9 +60,16 @@ MIN_SECRET_LENGTH = 6
 """Known secret values shorter than this are not scrubbed (they would redact ordinary words)."""
 
 
-def encoded_forms(secret: str) -> list[str]:
-    r"""Regular expressions for ``secret`` as written plainly, URL-encoded or inside base64.
+_GAP = r"(?:[ \t\r\n\"'`+,|]|\\[nrt]){0,5}"
+"""What may sit between two characters of a secret that was split: line breaks (real or escaped),
+spaces, quotes and the ``+`` or ``,`` of a string split in code (``" + "``), at most five of them."""
 
+
+def encoded_forms(secret: str) -> list[str]:
+    r"""Regular expressions for ``secret`` as written plainly, URL-encoded, in base64, in hex or reversed.
+
+    Plain and URL-encoded forms may be split (:data:`_GAP` between characters). Hex may be upper or lower
+    case, its bytes run together or written ``\x73``, ``0x73``, or with spaces, colons or commas between.
     URL encoding may hit any character (``%73k-`` is ``sk-``), in upper or lower case hex. In base64 the
     secret's encoding depends on its offset in the encoded data (0, 1 or 2 bytes after a 3-byte boundary),
     so each offset gives the characters that only the secret's bytes determine; standard and URL-safe
@@ -71,11 +81,14 @@ def encoded_forms(secret: str) -> list[str]:
     True
     >>> bool(pattern.search("key=%73k%2Dsecret-123")), bool(pattern.search("sk-secret-12"))
     (True, False)
+    >>> forms = ("sk-sec\nret-123", "321-terces-ks", "sk-secret-123".encode().hex())
+    >>> [bool(pattern.search(t)) for t in forms]
+    [True, True, True]
     """
-    forms = [
-        "".join(f"(?:{re.escape(c)}|%(?i:{ord(c):02x}))" if ord(c) < 128 else re.escape(c) for c in secret)
-    ]
+    chars = [f"(?:{re.escape(c)}|%(?i:{ord(c):02x}))" if ord(c) < 128 else re.escape(c) for c in secret]
+    forms = [_GAP.join(chars), re.escape(secret[::-1])]
     raw = secret.encode("utf-8")
+    forms.append("(?i:" + r"[ :,]{0,2}".join(rf"(?:\\x|0x)?{b:02x}" for b in raw) + ")")
     for offset in range(3):
         encoded = base64.b64encode(b"\0" * offset + raw).decode()
         start = -(-8 * offset // 6)  # the first character without bits of the bytes before
@@ -227,6 +240,9 @@ class Scrubber:
                     typing = isinstance(action, dict) and action.get("kind") == "typing"
                     if typing and isinstance(action.get("text"), str):
                         action["text"] = self.typed(action["text"])
+        for key in ("proposed", "executed"):
+            if isinstance(data.get(key), list):
+                data[key] = self._pieces(data[key], _typed_text, _with_text)
         data = self.data(data)
         if isinstance(request, dict):
             data["request"] = self._request(request)
@@ -256,7 +272,8 @@ class Scrubber:
             if isinstance(content, str):
                 out["content"] = scrub(content)
             elif isinstance(content, list):
-                out["content"] = [self._part(part, scrub) for part in content]
+                parts = self._pieces(content, _part_text, _with_text)
+                out["content"] = [self._part(part, scrub) for part in parts]
             elif "content" in message:
                 out["content"] = content
             messages.append(out)
@@ -265,9 +282,51 @@ class Scrubber:
             out_request["messages"] = messages if isinstance(raw, list) else self.data(raw)
         return out_request
 
+    def _pieces(self, items: list[Any], text_of: Any, with_text: Any) -> list[Any]:
+        """``items`` with every text piece redacted whole when a known secret spans consecutive pieces.
+
+        ``text_of`` gives an item's text (None when it has none: the run of pieces ends there);
+        ``with_text`` gives the item with another text.
+        """
+        if self._known is None or len(items) < 2:
+            return items
+        out = list(items)
+        run: list[int] = []
+        for index in [*range(len(items)), -1]:
+            text = text_of(items[index]) if index >= 0 else None
+            if text is not None:
+                run.append(index)
+                continue
+            if len(run) > 1:
+                texts = [text_of(items[i]) for i in run]
+                ends = list(itertools.accumulate(len(t) for t in texts))
+                for match in self._known.finditer("".join(texts)):
+                    for position, i in enumerate(run):  # each piece the match overlaps
+                        if (
+                            ends[position] > match.start()
+                            and ends[position] - len(texts[position]) < match.end()
+                        ):
+                            out[i] = with_text(items[i], self.replacement)
+            run = []
+        return out
+
     def _part(self, part: Any, scrub: Any) -> Any:
         if isinstance(part, dict) and part.get("type") == "image_ref":
             return part
         if isinstance(part, dict) and isinstance(part.get("text"), str):
             return {**self.data({k: v for k, v in part.items() if k != "text"}), "text": scrub(part["text"])}
         return self.data(part)
+
+
+def _typed_text(action: Any) -> str | None:
+    ok = isinstance(action, dict) and action.get("kind") == "typing" and isinstance(action.get("text"), str)
+    return action["text"] if ok else None
+
+
+def _part_text(part: Any) -> str | None:
+    ok = isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+    return part["text"] if ok else None
+
+
+def _with_text(item: dict[str, Any], text: str) -> dict[str, Any]:
+    return {**item, "text": text}

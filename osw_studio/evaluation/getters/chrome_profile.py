@@ -8,12 +8,12 @@ never depends on which of the two evaluated the guest.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from contextlib import closing
 from typing import Any
 
 from osw_studio.core.errors import EvaluationError
+from osw_studio.core.limits import loads_bounded
 from osw_studio.evaluation.registry import GetterContext, getter
 
 PROFILE = ".config/google-chrome"
@@ -38,7 +38,7 @@ async def _preferences(ctx: GetterContext) -> Any:
     content = await profile_file(ctx, "Default/Preferences")
     if content is None:
         raise FileNotFoundError("Default/Preferences")
-    prefs = json.loads(content)
+    prefs = loads_bounded(content, where="Default/Preferences")
     if not isinstance(prefs, dict):
         raise ValueError("Default/Preferences is not a JSON object")
     return prefs
@@ -156,7 +156,7 @@ async def get_bookmarks(ctx: GetterContext, spec: dict[str, Any]) -> Any:
     if not content:
         return []
     try:
-        return json.loads(content).get("roots", {})
+        return loads_bounded(content, where="Default/Bookmarks").get("roots", {})
     except (ValueError, AttributeError) as exc:  # OSWorld's getter crashes here
         raise EvaluationError(
             f"the browser's Bookmarks file is not a JSON object: {exc}",

@@ -15,6 +15,7 @@ from itertools import product
 from typing import Any
 from urllib.parse import ParseResult, urlparse, urlunparse
 
+from osw_studio.core import untrusted_regex
 from osw_studio.evaluation.registry import metric
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+\-.]*://")
@@ -136,7 +137,9 @@ def is_expected_search_query(active_tab: dict[str, str] | None, rules: dict[str,
     """1 when the active tab's URL matches the regular expression ``rules["expect"]["pattern"]``."""
     if not active_tab:
         return 0.0
-    return float(re.search(rules["expect"]["pattern"], active_tab["url"]) is not None)
+    return float(
+        untrusted_regex.search(rules["expect"]["pattern"], active_tab["url"], where="expect.pattern")
+    )
 
 
 @metric("is_expected_installed_extensions")

@@ -10,6 +10,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from osw_studio.core import untrusted_regex
 from osw_studio.evaluation.registry import Verdict, metric
 from osw_studio.evaluation.rules import match_value_to_rule
 from osw_studio.guest.atspi_dump import NAMESPACES
@@ -188,16 +189,16 @@ def check_list(result: str | None, rules: dict[str, list[str]]) -> float:
     """Every ``expect`` regex matches some line of the file; no ``unexpect`` regex matches any line."""
     if result is None:
         return 0.0
-    expect = [re.compile(p) for p in rules.get("expect", [])]
-    unexpect = [re.compile(p) for p in rules.get("unexpect", [])]
-    found = [False] * len(expect)
+    expect = [str(p) for p in rules.get("expect", [])]
+    unexpect = [str(p) for p in rules.get("unexpect", [])]
+    for p in [*expect, *unexpect]:
+        re.compile(p)  # a bad pattern is an error even when the file is empty (compiling cannot hang)
     with open(result, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            for i, pattern in enumerate(expect):
-                found[i] = found[i] or pattern.search(line) is not None
-            if any(p.search(line) for p in unexpect):
-                return 0.0
-    return float(all(found))
+        lines = list(f)
+    where = "check_list"
+    if any(any(untrusted_regex.search_each(p, lines, where=where)) for p in unexpect):
+        return 0.0
+    return float(all(any(untrusted_regex.search_each(p, lines, where=where)) for p in expect))
 
 
 @metric("file_contains")
@@ -324,7 +325,9 @@ def is_expected_url_pattern_match(result: Any, rules: dict[str, Any]) -> float:
         url = result["url"]
     else:  # a tab without a URL (or anything else) matches nothing
         return 0.0
-    return float(all(re.search(p, url) for p in rules["expected"]))
+    return float(
+        all(untrusted_regex.search(p, url, where="the expected URL pattern") for p in rules["expected"])
+    )
 
 
 @metric("check_line_number")
