@@ -83,6 +83,10 @@ class _Stopped(Exception):
     """Raised inside :meth:`Episode.run` when a person pressed stop."""
 
 
+class _OverBudget(Exception):
+    """Raised inside :meth:`Episode.run` when the wall-time budget ran out during a model call."""
+
+
 class Episode:
     """Runs one task with one agent on one env; see the module docstring.
 
@@ -449,7 +453,16 @@ class Episode:
                 self._set_paused(True)
                 self.help_requested.emit(f"The run looks stuck: {stuck}.")
                 continue
-            ended = await self._agent_step(observation, timings)
+            try:
+                ended = await self._agent_step(observation, timings)
+            except _OverBudget:
+                assert self.config.budget is not None and self.config.budget.seconds is not None
+                self.proposal = None
+                self._ended_by = "budget"
+                self._limit = (
+                    f"wall-time budget of {self.config.budget.seconds:g} s used up during a model call"
+                )
+                break
             if self._guard.enabled and self.steps:
                 self._guard.record(screen, self.steps[-1].executed)
             observation = None
@@ -632,6 +645,17 @@ class Episode:
         call = self.agent.predict(self.task.instruction, observation, on_token=self.model_token.emit)
         self._predict_task = asyncio.ensure_future(call)
         try:
+            budget = self.config.budget
+            if budget is not None and budget.seconds is not None:
+                left = budget.seconds - (time.time() - self._run_started)
+                if left < self.config.timeout("predict"):
+                    # the model call may not outlast the run's wall-time budget (a stop still cancels it)
+                    done, _ = await asyncio.wait({self._predict_task}, timeout=max(0.0, left))
+                    if not done and not self._stopping:
+                        self._predict_task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await self._predict_task
+                        raise _OverBudget
             return await self._timed("predict", self._predict_task)
         finally:
             self._predict_task = None

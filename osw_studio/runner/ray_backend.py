@@ -146,6 +146,10 @@ class EnvActor:
         """Stop the task in flight."""
         self.slot.stop()
 
+    async def end_for_budget(self, reason: str) -> None:
+        """The suite's budget ran out: the task in flight ends ``budget`` at its next step."""
+        self.slot.end_for_budget(reason)
+
     async def close(self) -> None:
         """Close the env and remove the temporary folder."""
         await self.slot.close()
@@ -217,6 +221,11 @@ class RayWorker:
         """Ask the actor to stop its task in flight."""
         if self.actor is not None:
             self.actor.stop.remote()
+
+    def end_for_budget(self, reason: str) -> None:
+        """Ask the actor to end its task in flight as over budget (it is then scored)."""
+        if self.actor is not None:
+            self.actor.end_for_budget.remote(reason)
 
     def _kill(self) -> None:
         actor, self.actor = self.actor, None

@@ -36,6 +36,7 @@ from osw_studio.agent.check import CheckResult, check_model
 from osw_studio.agent.faithful import faithfulness
 from osw_studio.core import agent_specs
 from osw_studio.core.errors import OswError, SettingsError
+from osw_studio.core.price import Price
 from osw_studio.envs.choice import DOCKER_OPTIONS, choice_from_settings
 from osw_studio.settings import (
     DEFAULT_PROFILE,
@@ -151,6 +152,15 @@ class SettingsDialog(QDialog):
         form.addRow("", self.key_source)
         form.addRow(self.test_button, self.check_label)
         form.addRow("Leaderboard", self.faithful)
+        self.prices = {
+            part: QLineEdit(placeholderText="unknown") for part in ("input", "cached_input", "output")
+        }
+        price_row = QHBoxLayout()
+        for part, label in (("input", "input"), ("cached_input", "cached input"), ("output", "output")):
+            self.prices[part].setObjectName(f"price_{part}")
+            price_row.addWidget(QLabel(label))
+            price_row.addWidget(self.prices[part], 1)
+        form.addRow("Price / 1M tokens", price_row)
 
         self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, decimals=2)
         self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2)
@@ -334,6 +344,10 @@ class SettingsDialog(QDialog):
                 "observation_type": p.observation_type,
             }
         )
+        price = self.settings.prices.get(p.model)
+        for part, field in self.prices.items():
+            value = getattr(price, part) if price is not None else None
+            field.setText("" if value is None else f"{value:g}")
         self._describe_key(p, None)
 
     def _form_fields(self) -> dict[str, Any]:
@@ -526,6 +540,7 @@ class SettingsDialog(QDialog):
                 self._write_profile(other, fields)
             self._write_profile(name, self._form_fields())
             s.active_profile = None if name == DEFAULT_PROFILE else name
+            self._apply_price(self.model.text().strip() or s.resolve_profile(name).model)
             s.evaluation = s.evaluation.model_copy(
                 update={
                     "screen_resolution": (self.width_box.value(), self.height_box.value()),
@@ -599,6 +614,25 @@ class SettingsDialog(QDialog):
             **sampling,
         }
         s.set_profile(name, Profile.model_validate({**old.model_dump(exclude_none=True), **own}))
+
+    def _apply_price(self, model: str) -> None:
+        """The model's price from the three fields (all empty: no price, unknown)."""
+        text = {part: field.text().strip() for part, field in self.prices.items()}
+        others = {k: v for k, v in self.settings.prices.items() if k != model}
+        if not any(text.values()):
+            if model in self.settings.prices:
+                self.settings.prices = others
+            return
+        values: dict[str, float] = {}
+        for part, value in text.items():
+            if value:
+                try:
+                    values[part] = float(value)
+                except ValueError:
+                    raise ValueError(
+                        f"the {part.replace('_', ' ')} price {value!r} is not a number"
+                    ) from None
+        self.settings.prices = {**others, model: Price.model_validate(values)}
 
     def browse_suite_folder(self) -> None:
         """Task suite › Folder…: pick a folder of task files."""
