@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QShortcut
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from osw_studio import __version__
@@ -175,6 +175,7 @@ class MainWindow(QMainWindow):
     pop_out_action: QAction
     reset_layout_action: QAction
     about_action: QAction
+    idle_shortcuts: list[QShortcut]
 
     def __init__(
         self,

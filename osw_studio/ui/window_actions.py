@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QToolBar
 
 from osw_studio.ui.about import about_action
@@ -61,6 +61,10 @@ def build_actions(window: MainWindow) -> None:
     window.settings_action = _action(
         window, "Settings", "Ctrl+,", window.open_settings, "Edit the settings", "settings"
     )
+    window.idle_shortcuts = [
+        _idle_shortcut(window, window.pause_action, "Space pauses a run"),
+        _idle_shortcut(window, window.step_action, "F10 runs one step of a run"),
+    ]
     toolbar = QToolBar("Run")
     toolbar.setObjectName("runToolbar")
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -108,6 +112,18 @@ def build_actions(window: MainWindow) -> None:
     help_menu.addAction(window.about_action)
 
 
+def _idle_shortcut(window: MainWindow, action: QAction, what: str) -> QShortcut:
+    """The key of ``action`` while the action does not apply: it says why in the status bar, not nothing."""
+
+    def say() -> None:
+        why = "a suite is running" if window.suite_view.running else "no run is active"
+        window.status.showMessage(f"{what}, but {why}: select a task and press F5 to start one.", 6000)
+
+    shortcut = QShortcut(action.shortcut(), window, say)
+    shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+    return shortcut
+
+
 def update_actions(window: MainWindow) -> None:
     """Enable the window's actions by what the run and the suite are doing."""
     run, suite = window.run_view, window.suite_view
@@ -126,3 +142,7 @@ def update_actions(window: MainWindow) -> None:
     window.takeover_action.setEnabled(running)
     window.takeover_action.setChecked(running and c is not None and c.episode.in_takeover)
     window.approve_action.setEnabled(running and c is not None and c.episode.proposal is not None)
+    for shortcut, action in zip(
+        window.idle_shortcuts, (window.pause_action, window.step_action), strict=True
+    ):
+        shortcut.setEnabled(not action.isEnabled())  # one of the two has the key at a time
