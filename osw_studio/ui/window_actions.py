@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QToolBar
 
 from osw_studio.ui.about import about_action
 from osw_studio.ui.icons import ActionIcon, action_icon
+from osw_studio.ui.profile_switcher import ProfileSwitcher
 from osw_studio.ui.viewer import TAKEOVER_KEY
 
 if TYPE_CHECKING:
@@ -76,6 +77,9 @@ def build_actions(window: MainWindow) -> None:
     toolbar.addAction(window.approve_action)
     toolbar.addAction(window.takeover_action)
     toolbar.addSeparator()
+    window.switcher = ProfileSwitcher(window.services.settings)
+    window.switcher.switched.connect(lambda text: window.status.showMessage(text, 8000))
+    toolbar.addWidget(window.switcher)
     toolbar.addAction(window.settings_action)
     window.addToolBar(toolbar)
     file_menu = window.menuBar().addMenu("&File")
