@@ -43,6 +43,7 @@ from osw_studio.ui.window_actions import build_actions, update_actions
 if TYPE_CHECKING:
     from osw_studio.ui.authoring import AuthoringWindow
     from osw_studio.ui.export_dialog import ExportDialog
+    from osw_studio.ui.instruction_box import InstructionBox
     from osw_studio.ui.profile_switcher import ProfileSwitcher
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,7 @@ class MainWindow(QMainWindow):
     about_action: QAction
     idle_shortcuts: list[QShortcut]
     switcher: ProfileSwitcher
+    instruction_box: InstructionBox
 
     def __init__(
         self,

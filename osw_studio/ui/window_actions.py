@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QToolBar
 
 from osw_studio.ui.about import about_action
 from osw_studio.ui.icons import ActionIcon, action_icon
+from osw_studio.ui.instruction_box import InstructionBox
 from osw_studio.ui.profile_switcher import ProfileSwitcher
 from osw_studio.ui.viewer import TAKEOVER_KEY
 
@@ -82,6 +83,12 @@ def build_actions(window: MainWindow) -> None:
     toolbar.addWidget(window.switcher)
     toolbar.addAction(window.settings_action)
     window.addToolBar(toolbar)
+    instruction_bar = QToolBar("Instruction")
+    instruction_bar.setObjectName("instructionToolbar")
+    window.instruction_box = InstructionBox(window)
+    instruction_bar.addWidget(window.instruction_box)
+    window.addToolBarBreak()
+    window.addToolBar(instruction_bar)
     file_menu = window.menuBar().addMenu("&File")
     window.open_tasks_action = file_menu.addAction("Open tasks folder…", window.open_tasks_folder)
     window.open_tasks_action.setToolTip("List a folder's tasks beside those listed (remembered)")
