@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
     pop_out_action: QAction
     reset_layout_action: QAction
     about_action: QAction
+    shortcuts_action: QAction
     idle_shortcuts: list[QShortcut]
     switcher: ProfileSwitcher
     instruction_box: InstructionBox

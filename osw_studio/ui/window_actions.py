@@ -119,8 +119,18 @@ def build_actions(window: MainWindow) -> None:
     tasks_menu = window.menuBar().addMenu("&Tasks")
     tasks_menu.addAction("Author a task…", window.open_authoring)
     help_menu = window.menuBar().addMenu("&Help")
+    window.shortcuts_action = help_menu.addAction("Keyboard shortcuts", lambda: _show_shortcuts(window))
+    window.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
     window.about_action = about_action(window)
     help_menu.addAction(window.about_action)
+
+
+def _show_shortcuts(window: MainWindow) -> None:
+    from osw_studio.ui.shortcuts import ShortcutsDialog
+
+    dialog = ShortcutsDialog(window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
 
 
 def _idle_shortcut(window: MainWindow, action: QAction, what: str) -> QShortcut:
