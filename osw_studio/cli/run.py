@@ -41,7 +41,16 @@ def register(subparsers: Any) -> None:
         "Exit 0 when the task is solved, 1 when it is not, 2 on an error.",
     )
     run.add_argument(
-        "task", metavar="TASK", help="a task file (OSWorld JSON), e.g. tasks/os/write-hello-file.json"
+        "task",
+        metavar="TASK",
+        nargs="?",
+        help="a task file (OSWorld JSON), e.g. tasks/os/write-hello-file.json (or give --instruction)",
+    )
+    run.add_argument(
+        "--instruction",
+        metavar="TEXT",
+        help="run this instruction instead of a task file: no setup, no evaluator (the score says only "
+        "whether the agent said DONE); recorded like any run, as the app's instruction box does",
     )
     run.add_argument("--profile", metavar="P", help="settings profile to use (default: the active one)")
     run.add_argument(
@@ -86,16 +95,25 @@ def _run(args: argparse.Namespace) -> int:
 async def _session(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from osw_studio.core.errors import GuestError
+    from osw_studio.core.errors import GuestError, TaskError
     from osw_studio.envs.choice import parse_provider, with_desktop
     from osw_studio.envs.registry import make_env
+    from osw_studio.runner.instruction import instruction_entry, score_instruction
     from osw_studio.runner.plan import plan_env_options, plan_episode, plan_recipe
     from osw_studio.settings import load_settings
     from osw_studio.settings.secrets import guest_token
     from osw_studio.tasks.load import load_task
 
-    entry = load_task(args.task)
     settings = load_settings(args.config)
+    out = Path(args.out or settings.evaluation.output_dir or "runs")
+    if (args.task is None) == (args.instruction is None):
+        raise TaskError(
+            "give a task file or --instruction TEXT (one of the two)",
+            hint="osw-studio run tasks/os/write-hello-file.json, or --instruction 'Open the terminal'",
+        )
+    entry = (
+        load_task(args.task) if args.instruction is None else instruction_entry(args.instruction, folder=out)
+    )
     # A task that names its desktop ("desktop": "osworld") runs there, as `tasks check` runs it.
     desktop = entry.task.desktop or args.desktop or settings.environment.desktop
     choice = parse_provider(with_desktop(args.provider, desktop))
@@ -118,7 +136,6 @@ async def _session(args: argparse.Namespace) -> int:
         budget=budget_from(args),
     )
     agent = recipe.make_agent(entry)
-    out = Path(args.out or settings.evaluation.output_dir or "runs")
     print(f"task {visible(entry.task.id)} ({visible(entry.domain)}): {visible(entry.task.instruction)}")
     network = f" (network: {choice.network})" if choice.network else ""
     print(
@@ -128,7 +145,8 @@ async def _session(args: argparse.Namespace) -> int:
     try:
         env = await make_env(provider, **options)
         try:
-            episode = plan_episode(entry, recipe, env, runs_dir=out, agent=agent)
+            evaluate = score_instruction if args.instruction is not None else None
+            episode = plan_episode(entry, recipe, env, runs_dir=out, agent=agent, evaluate=evaluate)
             result = await _Printer(episode, approve=args.approve).run()
         finally:
             await env.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QShortcut
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from osw_studio import __version__
@@ -43,6 +43,8 @@ from osw_studio.ui.window_actions import build_actions, update_actions
 if TYPE_CHECKING:
     from osw_studio.ui.authoring import AuthoringWindow
     from osw_studio.ui.export_dialog import ExportDialog
+    from osw_studio.ui.instruction_box import InstructionBox
+    from osw_studio.ui.profile_switcher import ProfileSwitcher
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +177,10 @@ class MainWindow(QMainWindow):
     pop_out_action: QAction
     reset_layout_action: QAction
     about_action: QAction
+    shortcuts_action: QAction
+    idle_shortcuts: list[QShortcut]
+    switcher: ProfileSwitcher
+    instruction_box: InstructionBox
 
     def __init__(
         self,

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -18,11 +20,15 @@ from PySide6.QtWidgets import (
 )
 
 from osw_studio.core.errors import OswError
+from osw_studio.trajectory.review import ReviewLog
 from osw_studio.trajectory.store import RunStore, is_run_folder
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["Run", "Task", "Model", "Status", "Score", "Steps", "Started"]
+COLUMNS = ["Run", "Task", "Model", "Agent", "Status", "Score", "Steps", "Help", "Review", "Started"]
+ANY = "any"
+FILTERS = {"Model": 2, "Agent": 3, "Outcome": 4, "Help": 7, "Review": 8}
+"""The filters above the list, each with the column it matches."""
 
 
 def list_runs(root: Path) -> list[RunStore]:
@@ -44,11 +50,35 @@ def _row(run: RunStore) -> list[str]:
         meta = run.meta
         result = run.result
     except OswError as exc:
-        return [run.run_id, "?", "?", f"unreadable: {exc.message}", "", "", ""]
+        return [run.run_id, "?", "?", "?", f"unreadable: {exc.message}", "", "", "", "", ""]
     score = "" if result is None or result.score is None else f"{result.score:.2f}"
     steps = str(result.steps) if result is not None else str(run.count_steps())
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(meta.started_at)) if meta.started_at else ""
-    return [run.run_id, meta.task_id, meta.model or "", run.status, score, steps, started]
+    helped = "with help" if result is not None and result.assisted else "none"
+    outcome = run.status
+    if result is not None and result.status in ("finished", "failed"):
+        outcome = "passed" if result.success else "failed"
+    return [
+        run.run_id,
+        meta.task_id,
+        meta.model or "",
+        meta.agent or "",
+        outcome,
+        score,
+        steps,
+        helped,
+        _verdict(run),
+        started,
+    ]
+
+
+def _verdict(run: RunStore) -> str:
+    """The run's review verdict (``accepted``, ``rejected``), ``unreviewed``, or ``?`` when unreadable."""
+    try:
+        review = ReviewLog(run.path).consensus()
+    except OswError:
+        return "?"
+    return (review.verdict if review is not None else None) or "unreviewed"
 
 
 class RunHistory(QWidget):
@@ -85,6 +115,18 @@ class RunHistory(QWidget):
         self.review_button.clicked.connect(self.review_selected)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
+        self.filters: dict[str, QComboBox] = {}
+        filter_row = QGridLayout()
+        for n, name in enumerate(FILTERS):
+            combo = QComboBox()
+            combo.setObjectName(f"history{name}Filter")
+            combo.addItem(ANY)
+            combo.currentIndexChanged.connect(lambda _index: self.apply_filters())
+            label = QLabel(name)
+            label.setBuddy(combo)
+            filter_row.addWidget(label, n // 3, (n % 3) * 2)
+            filter_row.addWidget(combo, n // 3, (n % 3) * 2 + 1)
+            self.filters[name] = combo
         self.where = QLabel(str(root))
         self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         bar = QHBoxLayout()
@@ -94,6 +136,7 @@ class RunHistory(QWidget):
         bar.addWidget(self.open_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(filter_row)
         layout.addWidget(self.tree, 1)
         layout.addLayout(bar)
         self._runs: list[RunStore] = []
@@ -125,11 +168,37 @@ class RunHistory(QWidget):
         runs = [run for root in (self.root, *self.suites) for run in list_runs(root)]
         self._runs = sorted(runs, key=lambda run: run.run_id, reverse=True)
         self.tree.clear()
-        for n, run in enumerate(self._runs):
-            item = QTreeWidgetItem(self.tree, _row(run))
+        rows = [_row(run) for run in self._runs]
+        for n, row in enumerate(rows):
+            item = QTreeWidgetItem(self.tree, row)
             item.setData(0, Qt.ItemDataRole.UserRole, n)
+        for name, column in FILTERS.items():  # each filter offers the values listed
+            combo = self.filters[name]
+            chosen = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems([ANY, *sorted({row[column] for row in rows if row[column]})])
+            combo.setCurrentIndex(max(0, combo.findText(chosen)))
+            combo.blockSignals(False)
+        self.apply_filters()
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
+
+    def apply_filters(self) -> None:
+        """Show only the runs every filter accepts."""
+        wanted = {FILTERS[name]: combo.currentText() for name, combo in self.filters.items()}
+        for item in self._items():
+            item.setHidden(any(value != ANY and item.text(col) != value for col, value in wanted.items()))
+
+    def _items(self) -> list[QTreeWidgetItem]:
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [item for item in items if item is not None]
+
+    def visible_runs(self) -> list[RunStore]:
+        """The runs the filters show, newest first."""
+        return [
+            self._runs[int(it.data(0, Qt.ItemDataRole.UserRole))] for it in self._items() if not it.isHidden()
+        ]
 
     @property
     def runs(self) -> list[RunStore]:
@@ -138,7 +207,11 @@ class RunHistory(QWidget):
 
     def selected_runs(self) -> list[RunStore]:
         """The runs selected (Ctrl/Shift-click picks several), in the order listed."""
-        rows = sorted(int(item.data(0, Qt.ItemDataRole.UserRole)) for item in self.tree.selectedItems())
+        rows = sorted(
+            int(item.data(0, Qt.ItemDataRole.UserRole))
+            for item in self.tree.selectedItems()
+            if not item.isHidden()
+        )
         return [self._runs[n] for n in rows]
 
     def open_selected(self) -> None:

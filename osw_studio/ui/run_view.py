@@ -143,8 +143,17 @@ class RunView(QObject):
             return
         self._spawn(self.start_run(entry))
 
-    async def start_run(self, entry: TaskEntry, mode: str | None = None) -> RunController | None:
-        """Start ``entry`` in ``mode`` (default: the toolbar's); the controller, or None on error."""
+    def run_instruction(self, entry: TaskEntry) -> None:
+        """Start an instruction's run (the instruction box) on the current desktop."""
+        self._spawn(self.start_run(entry, instruction=True))
+
+    async def start_run(
+        self, entry: TaskEntry, mode: str | None = None, *, instruction: bool = False
+    ) -> RunController | None:
+        """Start ``entry`` in ``mode`` (default: the toolbar's); the controller, or None on error.
+
+        An ``instruction`` (the instruction box's) runs on the current desktop, with no evaluator.
+        """
         if self.busy or self.busy_elsewhere():
             return None
         self.starting = True
@@ -156,7 +165,7 @@ class RunView(QObject):
         try:
             if self.services.replaces_env():
                 await self.viewer.detach_stream()  # the desktop it shows is about to go
-            episode = await self.services.create_episode(entry, chosen)
+            episode = await self.services.create_episode(entry, chosen, instruction=instruction)
         except OswError as exc:
             self.reporter.report(exc)
             self.status.showMessage("The run did not start.", 8000)

@@ -169,16 +169,21 @@ class Services:
         host, port = vnc_address(setting, guest_url)
         return VncTarget(host, port, find_vnc_password(format_vnc_address(host, port)).value)
 
-    async def create_episode(self, entry: TaskEntry, mode: Literal["auto", "approve"]) -> Episode:
+    async def create_episode(
+        self, entry: TaskEntry, mode: Literal["auto", "approve"], *, instruction: bool = False
+    ) -> Episode:
         """A new episode of ``entry`` with the active profile's agent, recorded in the runs folder.
 
         It is planned as ``osw-studio run`` plans it (:mod:`osw_studio.runner.plan`): the same agent, the
         observations the agent asks for, the task's folder carried into ``env.reset``. Unless the settings
-        keep the desktop, each run starts on a fresh one (see :meth:`fresh_env`).
+        keep the desktop, each run starts on a fresh one (see :meth:`fresh_env`). An ``instruction``
+        (:mod:`osw_studio.runner.instruction`) runs on the current desktop and is scored by whether the
+        agent said it is done.
 
         Raises:
             OswError: If the env, the agent or the run store cannot be made (the message says why).
         """
+        from osw_studio.runner.instruction import score_instruction
         from osw_studio.runner.plan import plan_episode, plan_recipe
 
         recipe = plan_recipe(
@@ -192,9 +197,14 @@ class Services:
         )
         agent = recipe.make_agent(entry)
         try:
-            env = await self.fresh_env(entry.task.desktop)
+            if instruction:
+                env = await self.ensure_env()
+                self._used = True
+            else:
+                env = await self.fresh_env(entry.task.desktop)
             recipe = recipe.with_secrets(self.secrets)
-            return plan_episode(entry, recipe, env, runs_dir=self.runs_dir, agent=agent)
+            evaluate = score_instruction if instruction else None
+            return plan_episode(entry, recipe, env, runs_dir=self.runs_dir, agent=agent, evaluate=evaluate)
         except BaseException:
             await agent.aclose()
             raise

@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QToolBar
 
 from osw_studio.ui.about import about_action
 from osw_studio.ui.icons import ActionIcon, action_icon
+from osw_studio.ui.instruction_box import InstructionBox
+from osw_studio.ui.profile_switcher import ProfileSwitcher
 from osw_studio.ui.viewer import TAKEOVER_KEY
 
 if TYPE_CHECKING:
@@ -61,6 +63,10 @@ def build_actions(window: MainWindow) -> None:
     window.settings_action = _action(
         window, "Settings", "Ctrl+,", window.open_settings, "Edit the settings", "settings"
     )
+    window.idle_shortcuts = [
+        _idle_shortcut(window, window.pause_action, "Space pauses a run"),
+        _idle_shortcut(window, window.step_action, "F10 runs one step of a run"),
+    ]
     toolbar = QToolBar("Run")
     toolbar.setObjectName("runToolbar")
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -72,8 +78,17 @@ def build_actions(window: MainWindow) -> None:
     toolbar.addAction(window.approve_action)
     toolbar.addAction(window.takeover_action)
     toolbar.addSeparator()
+    window.switcher = ProfileSwitcher(window.services.settings)
+    window.switcher.switched.connect(lambda text: window.status.showMessage(text, 8000))
+    toolbar.addWidget(window.switcher)
     toolbar.addAction(window.settings_action)
     window.addToolBar(toolbar)
+    instruction_bar = QToolBar("Instruction")
+    instruction_bar.setObjectName("instructionToolbar")
+    window.instruction_box = InstructionBox(window)
+    instruction_bar.addWidget(window.instruction_box)
+    window.addToolBarBreak()
+    window.addToolBar(instruction_bar)
     file_menu = window.menuBar().addMenu("&File")
     window.open_tasks_action = file_menu.addAction("Open tasks folder…", window.open_tasks_folder)
     window.open_tasks_action.setToolTip("List a folder's tasks beside those listed (remembered)")
@@ -104,8 +119,30 @@ def build_actions(window: MainWindow) -> None:
     tasks_menu = window.menuBar().addMenu("&Tasks")
     tasks_menu.addAction("Author a task…", window.open_authoring)
     help_menu = window.menuBar().addMenu("&Help")
+    window.shortcuts_action = help_menu.addAction("Keyboard shortcuts", lambda: _show_shortcuts(window))
+    window.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
     window.about_action = about_action(window)
     help_menu.addAction(window.about_action)
+
+
+def _show_shortcuts(window: MainWindow) -> None:
+    from osw_studio.ui.shortcuts import ShortcutsDialog
+
+    dialog = ShortcutsDialog(window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.open()
+
+
+def _idle_shortcut(window: MainWindow, action: QAction, what: str) -> QShortcut:
+    """The key of ``action`` while the action does not apply: it says why in the status bar, not nothing."""
+
+    def say() -> None:
+        why = "a suite is running" if window.suite_view.running else "no run is active"
+        window.status.showMessage(f"{what}, but {why}: select a task and press F5 to start one.", 6000)
+
+    shortcut = QShortcut(action.shortcut(), window, say)
+    shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+    return shortcut
 
 
 def update_actions(window: MainWindow) -> None:
@@ -126,3 +163,7 @@ def update_actions(window: MainWindow) -> None:
     window.takeover_action.setEnabled(running)
     window.takeover_action.setChecked(running and c is not None and c.episode.in_takeover)
     window.approve_action.setEnabled(running and c is not None and c.episode.proposal is not None)
+    for shortcut, action in zip(
+        window.idle_shortcuts, (window.pause_action, window.step_action), strict=True
+    ):
+        shortcut.setEnabled(not action.isEnabled())  # one of the two has the key at a time

@@ -147,3 +147,50 @@ def test_kill_9_mid_episode_keeps_every_completed_step(tmp_path: Path) -> None:
         screen = run.screenshot_path(step)
         assert screen is not None and screen.read_bytes().startswith(b"\x89PNG")
     assert run.meta.model == "test-model"
+
+
+def test_an_instruction_runs_without_a_task_file(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.queue(Reply(text="```python\npyautogui.click(500, 340)\n```"))
+        server.queue(Reply(text="DONE"))
+        config = tmp_path / "settings.json"
+        config.write_text(
+            json.dumps(
+                {"model_provider": {"base_url": server.base_url, "model": "test-model", "max_retries": 0}}
+            )
+        )
+        out = tmp_path / "runs"
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "osw_studio",
+                "--config",
+                str(config),
+                "run",
+                "--instruction",
+                "Click the terminal.",
+                "--agent",
+                "osworld",
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            env=fresh_env(tmp_path, OSW_STUDIO_API_KEY="sk-test"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        prompt = json.dumps(server.requests[0].json)
+        assert "Click the terminal." in prompt
+    assert (
+        proc.stdout.splitlines()[0].startswith("task instruction-") and "Click the terminal." in proc.stdout
+    )
+    run = only_run(out)
+    assert run.meta.domain == "instructions" and run.meta.instruction == "Click the terminal."
+    assert run.result is not None and run.result.score == 1.0 and run.result.steps == 2
+
+    proc = osw("run", "--agent", "replay", home=tmp_path)  # neither a task nor an instruction
+    assert proc.returncode == 2 and "give a task file or --instruction TEXT" in proc.stderr

@@ -99,7 +99,7 @@ async def test_results_dock_shows_the_runs_and_opens_one_in_the_timeline(window:
         "Export runs…",
         "Quit",
     ]
-    assert "Results" in menus["View"] and menus["Help"] == ["About OSW Studio"]
+    assert "Results" in menus["View"] and menus["Help"] == ["Keyboard shortcuts", "About OSW Studio"]
 
     results = window.docks["results"]
     assert window.tabifiedDockWidgets(window.docks["inspector"]) == [results]

@@ -74,7 +74,7 @@ class HtmlExporter(Exporter):
         self._index.write(
             f"<!doctype html><meta charset=utf-8><title>OSW Studio runs</title><style>{_STYLE}</style>"
             "<h1>Runs</h1><table><tr><th>run</th><th>task</th><th>domain</th><th>model</th>"
-            "<th>status</th><th>score</th><th>steps</th></tr>\n"
+            "<th>status</th><th>score</th><th>steps</th><th>help</th></tr>\n"
         )
 
     def add_run(self, run: ExportRun) -> int:
@@ -90,10 +90,11 @@ class HtmlExporter(Exporter):
         score = "" if run.score is None else f"{run.score:g}"
         # "./" and percent-encoding: a folder named "javascript:..." is a path here, never a scheme.
         href = f"./{quote(run.run_id)}.html"
+        helped = "a person helped" if run.result is not None and run.result.assisted else ""
         self._index.write(
             f'<tr><td><a href="{_esc(href)}">{_esc(run.run_id)}</a></td><td>{_esc(run.task_id)}'
             f"</td><td>{_esc(run.domain)}</td><td>{_esc(run.model)}</td><td>{_esc(run.status)}</td>"
-            f"<td>{score}</td><td>{steps}</td></tr>\n"
+            f"<td>{score}</td><td>{steps}</td><td>{helped}</td></tr>\n"
         )
         return 1
 
@@ -105,6 +106,8 @@ class HtmlExporter(Exporter):
             badge = '<span class="badge ok">success</span>'
         else:
             badge = f'<span class="badge bad">{_esc(run.status)}</span>'
+        if run.result is not None and run.result.assisted:  # the score is not the agent's alone
+            badge += ' <span class="badge warn">a person helped</span>'
         score = "none" if run.score is None else f"{run.score:g}"
         started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(meta.started_at))
         f.write(
