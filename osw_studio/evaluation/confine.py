@@ -147,16 +147,22 @@ class Confined:
     Attributes:
         python: The side environment's interpreter.
         worker: The worker script.
+        code: More host folders the reference's code lives in (an OSWorld checkout), shown read-only.
+        env: More environment variables for the worker (none of the host's is passed on otherwise,
+            but for :data:`_PASSED_ENV`).
     """
 
     python: Path
     worker: Path
+    code: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
 
     def argv(self, readable: Iterable[str], scratch: Path) -> list[str]:
         """The bwrap command line: see the module docs for what the worker sees."""
         pythonpath = os.environ.get("PYTHONPATH")
         code = interpreter_paths(str(self.python), pythonpath)
         env = {k: v for k in _PASSED_ENV if (v := os.environ.get(k)) is not None}
+        env |= dict(self.env)
         env |= {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
         boot = _BOOT.format(mem=MAX_MEMORY, fsize=MAX_FILE, worker=str(self.worker))
         python_dir = str(self.python.parent)
@@ -166,7 +172,7 @@ class Confined:
             "--tmpfs", "/tmp",
             "--tmpfs", "/home",
             "--dir", SANDBOX_HOME,
-            *readonly_mounts([python_dir, *code, str(self.worker), *readable]),
+            *readonly_mounts([python_dir, *code, *self.code, str(self.worker), *readable]),
             "--clearenv",
             *[arg for key, value in env.items() for arg in ("--setenv", key, value)],
             "--chdir", "/tmp",
