@@ -12,6 +12,7 @@ file that does not load, lacks the function or raises scores 0.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -130,7 +131,7 @@ def run_tail(argv: list[str], timeout: float, keep: int = KEEP_OUTPUT) -> tuple[
     tails = [bytearray(), bytearray()]
 
     def drain(stream: IO[bytes], tail: bytearray) -> None:
-        while chunk := stream.read1(1 << 16):
+        while chunk := os.read(stream.fileno(), 1 << 16):
             tail += chunk
             if len(tail) > 2 * keep:
                 del tail[:-keep]
