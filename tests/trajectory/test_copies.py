@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from osw_studio.core.errors import ExportError
 from osw_studio.trajectory.export import export_runs
 from osw_studio.trajectory.exporters.base import ExportOptions
 from osw_studio.trajectory.exporters.copies import FileCopier, place_file
@@ -62,7 +63,7 @@ def test_a_failed_copy_fails_the_export(runs_dir: Path, tmp_path: Path) -> None:
     blocker = out / "images"
     blocker.parent.mkdir()
     blocker.write_text("a file where the images folder goes")
-    with pytest.raises(OSError):
+    with pytest.raises(ExportError, match="cannot write the export: Not a directory"):
         export_runs([runs_dir], "sft-sharegpt", out, ExportOptions(images="copy", copy_workers=2))
 
 

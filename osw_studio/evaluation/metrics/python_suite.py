@@ -12,11 +12,13 @@ file that does not load, lacks the function or raises scores 0.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from osw_studio.core.errors import EvaluationError
 from osw_studio.envs.sandbox import Sandbox, keep_mounts
@@ -98,15 +100,58 @@ def check_python_file_by_test_suite(actual_files: Any, test_file: str | None, **
         )
     name = str(options.get("test_function_name", "test"))
     argv = sandboxed(path.parent, [sys.executable, "-I", "-c", _RUNNER, str(path), name])
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT, check=False)
-    except subprocess.TimeoutExpired:
+    done = run_tail(argv, TIMEOUT)
+    if done is None:
         return 0.0
-    for line in reversed(done.stdout.decode("utf-8", "replace").splitlines()):
+    returncode, stdout, stderr = done
+    for line in reversed(stdout.decode("utf-8", "replace").splitlines()):
         if line.startswith(_MARK):
             return float(json.loads(line[len(_MARK) :]))
     raise EvaluationError(
-        f"the task's test code ended without a score (exit {done.returncode})",
+        f"the task's test code ended without a score (exit {returncode})",
         where=str(path),
-        hint=done.stderr.decode("utf-8", "replace").strip()[-300:] or "run it by hand to see why",
+        hint=stderr.decode("utf-8", "replace").strip()[-300:] or "run it by hand to see why",
     )
+
+
+KEEP_OUTPUT = 64 * 1024
+"""Bytes kept of each of the test's output streams: their ends (the score is written last)."""
+
+
+def run_tail(argv: list[str], timeout: float, keep: int = KEEP_OUTPUT) -> tuple[int, bytes, bytes] | None:
+    r"""Run ``argv``; ``(exit status, last bytes of stdout, last bytes of stderr)``, or None on timeout.
+
+    The streams are read as they come and only their last ``keep`` bytes kept: a test that prints
+    gigabytes costs no memory here.
+
+    >>> run_tail([sys.executable, "-c", "print('x' * 100000); print('end')"], 10, keep=8)[1]
+    b'xxx\nend\n'
+    """
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tails = [bytearray(), bytearray()]
+
+    def drain(stream: IO[bytes], tail: bytearray) -> None:
+        while chunk := os.read(stream.fileno(), 1 << 16):
+            tail += chunk
+            if len(tail) > 2 * keep:
+                del tail[:-keep]
+
+    assert process.stdout is not None and process.stderr is not None
+    readers = [
+        threading.Thread(target=drain, args=(stream, tail), daemon=True)
+        for stream, tail in zip((process.stdout, process.stderr), tails, strict=True)
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        returncode = process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return None
+    finally:
+        for reader in readers:
+            reader.join(5)
+        process.stdout.close()
+        process.stderr.close()
+    return returncode, bytes(tails[0][-keep:]), bytes(tails[1][-keep:])

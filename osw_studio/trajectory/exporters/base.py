@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.trajectory.curation import Curation
 from osw_studio.trajectory.exporters.copies import FileCopier
-from osw_studio.trajectory.layout import FINAL_SCREEN, SCREENS, RunMeta, image_size
+from osw_studio.trajectory.layout import FINAL_SCREEN, SCREENS, STEPS_JSONL, RunMeta, image_size
 from osw_studio.trajectory.scrub import Scrubber
 from osw_studio.trajectory.store import RunStore
 
@@ -155,6 +155,39 @@ class ExportOptions:
     copy_workers: int = 0
 
 
+RECENT = 256
+"""How many entries a per-run cache of an exporter keeps: history turns recur within a few steps."""
+
+_V = TypeVar("_V")
+
+
+def remember(cache: dict[Any, _V], key: object, value: _V, limit: int = RECENT) -> _V:
+    """Put ``value`` in ``cache`` (a dict kept in insertion order), dropping the oldest past ``limit``.
+
+    Exporters cache what a run's samples repeat (image URLs, converted history turns); bounded, a
+    run of any length costs the same memory.
+
+    >>> cache: dict[int, str] = {}
+    >>> [remember(cache, i, str(i), limit=2) for i in range(3)], cache
+    (['0', '1', '2'], {1: '1', 2: '2'})
+    """
+    cache[key] = value
+    while len(cache) > limit:
+        del cache[next(iter(cache))]
+    return value
+
+
+STREAM_ABOVE = 16 * 1024 * 1024
+"""A run whose ``steps.jsonl`` is larger than this many bytes is read a step at a time, not kept."""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 class ExportRun:
     """A run as exporters see it: meta, result and steps with every secret scrubbed.
 
@@ -195,17 +228,30 @@ class ExportRun:
             EpisodeResult.model_validate(scrubber.data(raw.model_dump(mode="json"))) if raw else None
         )
 
-        def prepare(data: dict[str, Any]) -> dict[str, Any]:
-            if not requests:
-                data.pop("request", None)
-            return scrubber.step_data(data)
-
-        self._steps = [
-            self._corrected(step)
-            for step in (store.iter_steps(prepare) if read_steps else ())
-            if keep is None or step.index in keep
-        ]
+        self._keep = keep
+        self._requests = requests
+        self._steps: list[StepRecord] | None = []
+        if read_steps:
+            if _size(store.file(STEPS_JSONL)) <= STREAM_ABOVE:
+                self._steps = list(self._read())
+            else:
+                # A long run: checked whole once (a damaged line raises before anything is written),
+                # then read again, a step at a time, by each walk: memory does not grow with its length.
+                for _ in self._read():
+                    pass
+                self._steps = None
         self._screens: dict[str, Path | None] | None = None
+
+    def _prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        if not self._requests:
+            data.pop("request", None)
+        return self._scrubber.step_data(data)
+
+    def _read(self) -> Iterator[StepRecord]:
+        keep = self._keep
+        for step in self.store.iter_steps(self._prepare):
+            if keep is None or step.index in keep:
+                yield self._corrected(step)
 
     def _corrected(self, step: StepRecord) -> StepRecord:
         correction = self._corrections.get(step.index)
@@ -257,7 +303,7 @@ class ExportRun:
         Args:
             requests: Keep each step's recorded model request (when the run was read with them).
         """
-        for step in self._steps:
+        for step in self._read() if self._steps is None else self._steps:
             if not requests and step.request is not None:
                 step = step.model_copy(update={"request": None})
             yield step

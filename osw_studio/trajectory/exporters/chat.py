@@ -14,6 +14,7 @@ are summed up as text in the first user turn.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,10 @@ class Turn:
     role: Literal["system", "user", "assistant"]
     text: str = ""
     images: list[str] = field(default_factory=list)
+
+
+MAX_PREVIOUS_ACTIONS = 100
+"""How many earlier steps a rebuilt prompt lists under "Previous actions" (older ones are counted)."""
 
 
 @dataclass
@@ -84,10 +89,15 @@ class ChatBuilder:
             thought = note if isinstance(note, str) and not note.startswith("dropped:") else None
         return self.profile.render(step.executed, space, thought=thought)
 
-    def _opening(self, run: ExportRun, space: CoordinateSpace, older: list[_Past]) -> list[Turn]:
+    def _opening(
+        self, run: ExportRun, space: CoordinateSpace, older: list[_Past], omitted: int = 0
+    ) -> list[Turn]:
         text = self.profile.user_prompt(run.meta.instruction)
         if older:
-            text += "\n\nPrevious actions:\n" + "\n".join(f"Step {p.index}: {p.text}" for p in older)
+            text += "\n\nPrevious actions:\n"
+            if omitted:
+                text += f"({omitted} earlier steps left out)\n"
+            text += "\n".join(f"Step {p.index}: {p.text}" for p in older)
         return [Turn("system", self.profile.system_prompt(space)), Turn("user", text)]
 
     def _image(self, run: ExportRun, screen: Path | None) -> list[str]:
@@ -105,7 +115,10 @@ class ChatBuilder:
         """
         select = select or self.options.filter.accepts_step
         window = max(1, self.options.history)
-        past: list[_Past] = []
+        # The last MAX_PREVIOUS_ACTIONS steps are listed as text (and the history window's as rounds):
+        # a sample's size, and the export's memory, stay bounded however long the run is.
+        past: deque[_Past] = deque(maxlen=MAX_PREVIOUS_ACTIONS + window - 1)
+        seen = 0
         space: CoordinateSpace | None = None
         for step in run.steps():
             space = space or self.space(run, step)
@@ -114,8 +127,9 @@ class ChatBuilder:
                 continue
             screen = run.screenshot_path(step)
             if select(step):
-                recent = past[len(past) - (window - 1) :] if window > 1 else []
-                turns = self._opening(run, space, past[: len(past) - len(recent)])
+                held = list(past)
+                recent = held[len(held) - (window - 1) :] if window > 1 else []
+                turns = self._opening(run, space, held[: len(held) - len(recent)], seen - len(held))
                 if self.profile.image_turns:  # UI-TARS: each screenshot a user turn of its own
                     for p in recent:
                         turns += [Turn("user", "", self._image(run, p.screen)), Turn("assistant", p.text)]
@@ -127,6 +141,7 @@ class ChatBuilder:
                     turns[-1].images += self._image(run, screen)
                 yield step, turns, text
             past.append(_Past(step.index, text, screen))
+            seen += 1
 
     def episode(self, run: ExportRun, *, raw: bool = False) -> list[Turn]:
         """The whole run as one conversation.

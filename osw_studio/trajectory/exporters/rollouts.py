@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun, ImageSink
+from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun, ImageSink, remember
 from osw_studio.trajectory.exporters.chat import ChatBuilder, to_messages
 from osw_studio.trajectory.exporters.samples import SampleBuilder
 from osw_studio.trajectory.requests import openai_messages
@@ -119,8 +119,8 @@ class RolloutsExporter(Exporter):
         url = self._urls[1].get(name)
         if url is None:
             path = run.screen_file(name)
-            url = self._urls[1][name] = (
-                self.sink.ref(run, path, ref.get("mime")) if path is not None else name
+            url = remember(
+                self._urls[1], name, self.sink.ref(run, path, ref.get("mime")) if path is not None else name
             )
         return url
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from osw_studio.core.errors import ExportError
-from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun, ImageSink
+from osw_studio.trajectory.exporters.base import Exporter, ExportOptions, ExportRun, ImageSink, remember
 from osw_studio.trajectory.exporters.chat import ChatBuilder, to_compact
 from osw_studio.trajectory.exporters.profiles import get_profile
 from osw_studio.trajectory.exporters.replies import Language
@@ -87,7 +87,7 @@ class SampleExporter(JsonlExporter):
         name = str(ref.get("file") or "")
         url = self._urls[1].get(name)
         if url is None:
-            url = self._urls[1][name] = self._image_url(run, ref)
+            url = remember(self._urls[1], name, self._image_url(run, ref))
         return url
 
     def _image_url(self, run: ExportRun, ref: Mapping[str, Any]) -> str:
@@ -133,7 +133,8 @@ class SampleExporter(JsonlExporter):
         # A history turn is one object sample after sample: its images are counted with its first.
         fresh = [m for m in sample.prompt if id(m) not in self._counted_messages]
         for message in fresh:
-            self._counted_messages[id(message)] = message  # kept, so its id is not reused in the run
+            # Kept while remembered, so its id is not reused for another message meanwhile.
+            remember(self._counted_messages, id(message), message)
         for ref in image_refs(fresh):
             name = str(ref.get("file"))
             if name not in counted:
@@ -175,7 +176,7 @@ class SampleExporter(JsonlExporter):
         entry = cache.get(id(message))
         if entry is None:
             converted = openai_messages([message], lambda ref: self.image_url(run, ref))[0]
-            entry = cache[id(message)] = _Resolved(message, converted)
+            entry = remember(cache, id(message), _Resolved(message, converted))
         return entry
 
     def card_details(self) -> list[str]:
