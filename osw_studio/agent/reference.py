@@ -610,3 +610,39 @@ def reference_words(module: str, name: str) -> tuple[str, ...] | None:
                 e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
             )
     return None
+
+
+_QWEN25VL_NAMES = ["tools_def", "system_prompt", "instruction_prompt"]
+
+
+def qwen25vl_prompt() -> CodePrompt | None:
+    """The system and instruction prompts of OSWorld's ``Qwen25VLAgent.predict``; None when not found.
+
+    Evaluate with ``instruction`` and ``previous_actions_str``; ``system_prompt`` and
+    ``instruction_prompt`` are the texts sent.
+
+    Raises:
+        SettingsError: If the code found has another shape.
+    """
+    module = "mm_agents/qwen25vl_agent.py"
+    found = reference_site(module)
+    if found is None:
+        return None
+    site, version = found
+    path = site / module
+    try:
+        predict = _method(path, "Qwen25VLAgent", "predict")
+        prompt = _code_prompt(
+            module,
+            f"{DISTRIBUTION} {version} {module}:Qwen25VLAgent.predict",
+            _assignments(predict, set(_QWEN25VL_NAMES)),
+            _QWEN25VL_NAMES,
+        )
+        prompt.evaluate(instruction="", previous_actions_str="")  # refuse an unreadable shape now
+    except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
+        raise SettingsError(
+            f"OSWorld's Qwen2.5-VL prompt cannot be read: {exc}",
+            where=str(path),
+            hint="name another OSWorld checkout, or set the profile's prompts to own",
+        ) from None
+    return prompt
