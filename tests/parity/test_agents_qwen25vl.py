@@ -24,7 +24,7 @@ import pytest
 from osw_studio.agent.qwen25vl import Qwen25VLAgent
 from osw_studio.core.actions import Click
 from tests.parity.conftest import UPSTREAM
-from tests.parity.episodes import assert_same_requests, observations, run_ours, screen
+from tests.parity.episodes import SCRIPTED_OPENAI, assert_same_requests, observations, run_ours, screen
 from tests.parity.reference import Reference
 from tests.parity.test_agents_uitars import assert_same_actions
 
@@ -55,21 +55,11 @@ REPLIES = [  # pixels of the 1316x728 image a 1920x1080 screen is sent as
 ]
 RUN_SCRIPT = {"max_tokens": 1500, "top_p": 0.9, "temperature": 1.0}
 
-REFERENCE_EPISODE = """
+REFERENCE_EPISODE = (
+    SCRIPTED_OPENAI
+    + """
 import base64, copy, types
 agent_module = load("mm_agents.qwen25vl_agent")
-requests, actions = [], []
-replies_left = list(replies)
-
-class Client:
-    def __init__(self, base_url=None, api_key=None):
-        completions = types.SimpleNamespace(create=self.create)
-        self.chat = types.SimpleNamespace(completions=completions)
-
-    def create(self, **request):
-        requests.append(copy.deepcopy(request))
-        message = types.SimpleNamespace(content=replies_left.pop(0))
-        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
 
 agent_module.openai = types.SimpleNamespace(OpenAI=Client)
 agent = agent_module.Qwen25VLAgent(model=model, **run_script)
@@ -79,6 +69,7 @@ for shot in shots:
     actions.append(code)
 result = {"requests": requests, "actions": actions}
 """
+)
 
 
 def reference_episode(reference: Reference, size: tuple[int, int], replies: list[str]) -> dict[str, Any]:
