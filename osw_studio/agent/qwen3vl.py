@@ -88,7 +88,7 @@ class Qwen3VLAgent(ModelAgent):
         super().__init__(profile, client=client, api_key=api_key)
         self._reference: CodePrompt | None = None
         if profile.prompts == "reference":
-            self._reference = qwen3vl_prompt()
+            self._reference = self.load_reference()
             if self._reference is None:
                 self.own_prompts_instead()
             else:
@@ -97,6 +97,10 @@ class Qwen3VLAgent(ModelAgent):
                     "sha256": self._reference.sha256,
                     "faithful": True,
                 }
+
+    def load_reference(self) -> CodePrompt | None:
+        """OSWorld's prompt code for ``prompts: reference`` (None: not found)."""
+        return qwen3vl_prompt()
 
     @property
     def coordinate_type(self) -> str:

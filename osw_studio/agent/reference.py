@@ -457,6 +457,31 @@ _QWEN3VL_NAMES = [
 ]
 
 
+def _predict_prompt(
+    module: str, class_name: str, names: list[str], label: str, probe: dict[str, object], hint: str
+) -> CodePrompt | None:
+    """The prompt code ``names`` of ``class_name.predict`` in ``module``, tried on ``probe`` now."""
+    found = reference_site(module)
+    if found is None:
+        return None
+    site, version = found
+    path = site / module
+    try:
+        predict = _method(path, class_name, "predict")
+        prompt = _code_prompt(
+            module,
+            f"{DISTRIBUTION} {version} {module}:{class_name}.predict",
+            _assignments(predict, set(names)),
+            names,
+        )
+        prompt.evaluate(**probe)  # refuse a shape the evaluator cannot read now, not at the first step
+    except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
+        raise SettingsError(
+            f"OSWorld's {label} prompt cannot be read: {exc}", where=str(path), hint=hint
+        ) from None
+    return prompt
+
+
 def qwen3vl_prompt() -> CodePrompt | None:
     """The system and instruction prompts of OSWorld's ``Qwen3VLAgent.predict``; None when not installed.
 
@@ -466,31 +491,14 @@ def qwen3vl_prompt() -> CodePrompt | None:
     Raises:
         SettingsError: If the installed version's code has another shape.
     """
-    found = reference_site()
-    if found is None:
-        return None
-    site, version = found
-    module = "mm_agents/qwen3vl_agent.py"
-    path = site / module
-    try:
-        predict = _method(path, "Qwen3VLAgent", "predict")
-        prompt = _code_prompt(
-            module,
-            f"{DISTRIBUTION} {version} {module}:Qwen3VLAgent.predict",
-            _assignments(predict, set(_QWEN3VL_NAMES)),
-            _QWEN3VL_NAMES,
-        )
-        prompt.evaluate(  # refuse a shape the evaluator cannot read now, not at the first step
-            self_coordinate_type="relative", processed_width=1, processed_height=1, instruction="",
-            previous_actions_str="",
-        )  # fmt: skip
-    except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
-        raise SettingsError(
-            f"OSWorld's Qwen3-VL prompt cannot be read: {exc}",
-            where=str(path),
-            hint="install desktop-env 1.0.2, or set the profile's prompts to own",
-        ) from None
-    return prompt
+    probe: dict[str, object] = {
+        "self_coordinate_type": "relative", "processed_width": 1, "processed_height": 1, "instruction": "",
+        "previous_actions_str": "",
+    }  # fmt: skip
+    return _predict_prompt(
+        "mm_agents/qwen3vl_agent.py", "Qwen3VLAgent", _QWEN3VL_NAMES, "Qwen3-VL", probe,
+        "install desktop-env 1.0.2, or set the profile's prompts to own",
+    )  # fmt: skip
 
 
 _OPENCUA_LEVELS = {
@@ -610,3 +618,22 @@ def reference_words(module: str, name: str) -> tuple[str, ...] | None:
                 e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
             )
     return None
+
+
+_QWEN25VL_NAMES = ["tools_def", "system_prompt", "instruction_prompt"]
+
+
+def qwen25vl_prompt() -> CodePrompt | None:
+    """The system and instruction prompts of OSWorld's ``Qwen25VLAgent.predict``; None when not found.
+
+    Evaluate with ``instruction`` and ``previous_actions_str``; ``system_prompt`` and
+    ``instruction_prompt`` are the texts sent.
+
+    Raises:
+        SettingsError: If the code found has another shape.
+    """
+    return _predict_prompt(
+        "mm_agents/qwen25vl_agent.py", "Qwen25VLAgent", _QWEN25VL_NAMES, "Qwen2.5-VL",
+        {"instruction": "", "previous_actions_str": ""},
+        "name another OSWorld checkout, or set the profile's prompts to own",
+    )  # fmt: skip

@@ -93,6 +93,18 @@ SPECS: tuple[AgentSpec, ...] = (
         summary="Qwen3-VL: computer_use tool calls",
     ),
     AgentSpec(
+        id="qwen25vl",
+        entry="osw_studio.agent.qwen25vl:Qwen25VLAgent",
+        needs_model=True,
+        language="qwen3vl",
+        coordinate_mode="abs",
+        action_space="pyautogui",
+        history_window=4,
+        reference="mm_agents/qwen25vl_agent.py",
+        presets=("qwen2.5-vl",),
+        summary="Qwen2.5-VL: computer_use tool calls in pixels of the image sent",
+    ),
+    AgentSpec(
         id="opencua",
         entry="osw_studio.agent.opencua:OpenCUAAgent",
         needs_model=True,

@@ -481,6 +481,13 @@ PRESETS: dict[str, Profile] = {
         agent="qwen3vl", coordinate_mode="rel999", action_space="pyautogui", history_window=4,
         max_tokens=32768, prompts="reference",
     ),
+    # Qwen2.5-VL through OSWorld's mm_agents/qwen25vl_agent.py with run_multienv_qwen25vl.py's defaults
+    # (temperature 1.0, top_p 0.9, 1500 tokens) and the agent's four steps of history; the model points
+    # in pixels of the Qwen2.5-VL smart-resized screenshot.
+    "qwen2.5-vl": Profile(
+        agent="qwen25vl", coordinate_mode="abs", action_space="pyautogui", history_window=4,
+        temperature=1.0, top_p=0.9, max_tokens=1500, prompts="reference",
+    ),
     # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua as OpenCUA's README runs them
     # (--coordinate_type qwen25: pixels of the Qwen2.5-VL smart-resized screenshot), with the agent's
     # defaults: cot_level l2, action history, three screenshots, temperature 0, top_p 0.9, 1500 tokens.
@@ -513,6 +520,7 @@ MODEL_PRESETS: tuple[tuple[str, str], ...] = (
     (r"ui[-_ ]?tars[-_ ]?1\.5", "uitars-1.5"),
     (r"opencua", "opencua-7b"),
     (r"qwen3[-_ ]?vl", "qwen3-vl"),
+    (r"qwen2\.5[-_ ]?vl", "qwen2.5-vl"),
 )
 """Model names (searched in the name's last ``/`` part, any case) and the preset a profile naming neither a
 ``preset`` nor an ``agent`` gets for them, so a known model runs as OSWorld runs it."""

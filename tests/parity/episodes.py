@@ -78,6 +78,25 @@ result = {"requests": requests, "actions": actions}
 is replaced by a recorder answering ``replies`` in order; it leaves the requests sent and the actions."""
 
 
+SCRIPTED_OPENAI = """
+import copy, types
+requests, actions = [], []
+replies_left = list(replies)
+
+class Client:
+    def __init__(self, base_url=None, api_key=None):
+        completions = types.SimpleNamespace(create=self.create)
+        self.chat = types.SimpleNamespace(completions=completions)
+
+    def create(self, **request):
+        requests.append(copy.deepcopy(request))
+        message = types.SimpleNamespace(content=replies_left.pop(0))
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
+"""
+"""Reference-side code defining ``Client``, a stand-in for ``openai.OpenAI`` that records each request in
+``requests`` and answers ``replies`` in order (for agents that make their own client)."""
+
+
 def screen(step: int, size: tuple[int, int] = (1920, 1080)) -> bytes:
     """A distinct screenshot per step (PNG): a window, a button and the step's mark."""
     image = Image.new("RGB", size, (30 + step * 20, 60, 110))

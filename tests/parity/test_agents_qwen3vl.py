@@ -32,7 +32,15 @@ import pytest
 
 from osw_studio.agent.qwen3vl import Qwen3VLAgent
 from osw_studio.core.actions import Click
-from tests.parity.episodes import STUBS, assert_same_requests, observations, run_ours, screen, site_packages
+from tests.parity.episodes import (
+    SCRIPTED_OPENAI,
+    STUBS,
+    assert_same_requests,
+    observations,
+    run_ours,
+    screen,
+    site_packages,
+)
 from tests.parity.reference import Reference
 from tests.parity.test_agents_uitars import assert_same_actions
 
@@ -64,7 +72,9 @@ REPLIES = [
     "Action: The document is saved.\n" + call("terminate", status="success"),
 ]
 
-REFERENCE_EPISODE = """
+REFERENCE_EPISODE = (
+    SCRIPTED_OPENAI
+    + """
 import base64, copy, sys, types
 # desktop-env 1.0.2 ships no mm_agents/utils: stand in its own copy of Qwen's smart_resize (module docs).
 utils = load("mm_agents.opencua.utils")
@@ -76,18 +86,6 @@ sys.modules["mm_agents.utils"] = package
 sys.modules["mm_agents.utils.qwen_vl_utils"] = qwen_vl_utils
 agent_module = load("mm_agents.qwen3vl_agent")
 
-requests, actions = [], []
-replies_left = list(replies)
-
-class Client:
-    def __init__(self, base_url=None, api_key=None):
-        completions = types.SimpleNamespace(create=self.create)
-        self.chat = types.SimpleNamespace(completions=completions)
-
-    def create(self, **request):
-        requests.append(copy.deepcopy(request))
-        message = types.SimpleNamespace(content=replies_left.pop(0))
-        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
 
 agent_module.openai = types.SimpleNamespace(OpenAI=Client)
 agent = agent_module.Qwen3VLAgent(model=model, api_backend="openai", coordinate_type=coordinate_type)
@@ -97,6 +95,7 @@ for shot in shots:
     actions.append(code)
 result = {"requests": requests, "actions": actions}
 """
+)
 
 
 def reference_episode(
