@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.agent.clients.retry import retry_wait
 from osw_studio.agent.clients.usage import TokenUsage
 from osw_studio.agent.errors import CutStream, InvalidReply, ModelCallError
 from osw_studio.agent.model_client import (
     DEFAULT_MAX_REQUEST_BYTES,
-    MAX_RETRY_WAIT,
     RetryCallback,
     TokenCallback,
     request_size,
@@ -246,7 +246,7 @@ class ResponsesClient:
                 raise
             except Exception as exc:
                 error = self.translate(exc)
-                wait = self._retry_wait(exc, error, attempt)
+                wait = retry_wait(exc, error, attempt, self.max_retries)
                 if wait is None:
                     raise error from None
                 attempt += 1
@@ -324,21 +324,6 @@ class ResponsesClient:
                 where=self.base_url + self.endpoint,
                 hint="a failure on the provider's side; try again later",
             )
-
-    def _retry_wait(self, exc: BaseException, error: ModelCallError, attempt: int) -> float | None:
-        from osw_studio.agent.errors import parse_retry_after
-
-        if attempt >= self.max_retries:
-            return None
-        if error.reason not in ("rate_limited", "server", "timeout", "cut", "connection"):
-            return None
-        if error.status is not None and error.status not in (408, 409, 429) and error.status < 500:
-            return None
-        response = getattr(exc, "response", None)
-        asked = parse_retry_after(dict(response.headers)) if response is not None else None
-        if asked is not None:
-            return asked if asked <= MAX_RETRY_WAIT else None
-        return float(min(8.0, 0.5 * 2**attempt))
 
     def translate(self, exc: BaseException) -> ModelCallError:
         """``exc`` as the one readable error, with the Responses API's own diagnoses."""
