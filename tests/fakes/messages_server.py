@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fakes.openai_server import RecordedRequest, _Server
+from tests.fakes.scripted_server import ScriptedServer
 
 __all__ = ["FakeMessagesServer", "Turn", "text", "thinking", "tool_use"]
 
@@ -91,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         owner: FakeMessagesServer = self.server.owner  # type: ignore[assignment]
-        request = owner._record(self)
+        request = owner.record(self)
         if self.path.split("?")[0].rstrip("/") != "/v1/messages":
             self._send(404, _error("not_found_error", "Not Found"))
             return
@@ -128,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
                     ),
                 )
                 return
-        turn = owner._next()
+        turn = owner.next_answer()
         if turn.status != 200:
             self._send(turn.status, _error(turn.error_type, turn.message), turn.headers)
             return
@@ -203,86 +201,37 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class FakeMessagesServer:
+class FakeMessagesServer(ScriptedServer[Turn]):
     """A scripted Messages API on ``127.0.0.1`` and a free port (base URL without ``/v1``, as the SDK wants).
 
     Args:
-        api_key: When set, requests without ``x-api-key: <api_key>`` get a 401.
+        api_key: When set, requests without that key get a 401.
         models: Model ids it serves.
     """
+
+    handler = _Handler
 
     def __init__(
         self, *, api_key: str | None = None, models: tuple[str, ...] = ("claude-sonnet-4-5",)
     ) -> None:
+        super().__init__()
         self.api_key = api_key
         self.models = list(models)
-        self.requests: list[RecordedRequest] = []
-        self._turns: deque[Turn] = deque()
-        self._lock = threading.RLock()
         self._counter = 0
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> FakeMessagesServer:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
-        httpd = _Server(("127.0.0.1", 0), _Handler)
-        httpd.owner = self  # type: ignore[assignment]
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeMessagesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def default(self) -> Turn:
+        """A text ``Done.``."""
+        return Turn([text("Done.")])
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:<port>``."""
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def queue(self, *turns: Turn) -> None:
-        """Queue answers, sent in order."""
-        with self._lock:
-            self._turns.extend(turns)
+        return self.root_url
 
     @property
     def message_requests(self) -> list[RecordedRequest]:
         """The ``POST /v1/messages`` requests received so far."""
-        with self._lock:
-            return [r for r in self.requests if r.method == "POST" and "/v1/messages" in r.path]
-
-    def _record(self, handler: BaseHTTPRequestHandler) -> RecordedRequest:
-        length = int(handler.headers.get("content-length") or 0)
-        request = RecordedRequest(
-            method=handler.command,
-            path=handler.path,
-            headers={k.lower(): v for k, v in handler.headers.items()},
-            body=handler.rfile.read(length) if length else b"",
-            received_at=time.monotonic(),
-        )
-        with self._lock:
-            self.requests.append(request)
-        return request
-
-    def _next(self) -> Turn:
-        with self._lock:
-            return self._turns.popleft() if self._turns else Turn([text("Done.")])
+        return self.posted("/v1/messages")
 
     def _message(self, turn: Turn, payload: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

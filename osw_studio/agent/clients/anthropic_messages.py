@@ -10,7 +10,6 @@ header says ``unsupported_tool``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Mapping
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from osw_studio.agent.clients.responses import ToolCallCallback
-from osw_studio.agent.clients.retry import retry_wait
+from osw_studio.agent.clients.retry import with_retries
 from osw_studio.agent.clients.usage import TokenUsage
 from osw_studio.agent.errors import (
     CutStream,
@@ -168,44 +167,33 @@ class MessagesClient:
         """
         body: dict[str, Any] = {"model": self.model, **params}
         use_stream = self.stream if stream is None else stream
-        attempt = 0
-        while True:
-            started = time.monotonic()
-            try:
-                if use_stream:
-                    message, first = await self._stream(body, on_token, on_tool_call)
-                else:
-                    message, first = _dump(await self._client.beta.messages.create(**body)), None
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                error = self.translate(exc)
-                wait = retry_wait(exc, error, attempt, self.max_retries)
-                if wait is None:
-                    raise error from None
-                attempt += 1
-                if self.on_retry is not None:
-                    self.on_retry(attempt, wait, error)
-                await asyncio.sleep(wait)
-                continue
-            content = [dict(block) for block in message.get("content") or []]
-            texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
-            thoughts = [str(b.get("thinking", "")) for b in content if b.get("type") == "thinking"]
-            rest = {k: v for k, v in body.items() if k != "messages"}
-            return MessagesReply(
-                content=content,
-                text="\n".join(t for t in texts if t),
-                thinking="\n".join(t for t in thoughts if t),
-                stop_reason=message.get("stop_reason"),
-                model=str(message.get("model") or self.model),
-                usage=anthropic_usage(message.get("usage")),
-                latency=time.monotonic() - started,
-                first_token_latency=None if first is None else first - started,
-                retries=attempt,
-                request=StepRequest.model_construct(
-                    messages=list(body.get("messages") or []), params={**rest, "stream": use_stream}
-                ),
-            )
+
+        async def call() -> tuple[dict[str, Any], float | None]:
+            if use_stream:
+                return await self._stream(body, on_token, on_tool_call)
+            return _dump(await self._client.beta.messages.create(**body)), None
+
+        (message, first), started, attempt = await with_retries(
+            call, translate=self.translate, max_retries=self.max_retries, on_retry=self.on_retry
+        )
+        content = [dict(block) for block in message.get("content") or []]
+        texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+        thoughts = [str(b.get("thinking", "")) for b in content if b.get("type") == "thinking"]
+        rest = {k: v for k, v in body.items() if k != "messages"}
+        return MessagesReply(
+            content=content,
+            text="\n".join(t for t in texts if t),
+            thinking="\n".join(t for t in thoughts if t),
+            stop_reason=message.get("stop_reason"),
+            model=str(message.get("model") or self.model),
+            usage=anthropic_usage(message.get("usage")),
+            latency=time.monotonic() - started,
+            first_token_latency=None if first is None else first - started,
+            retries=attempt,
+            request=StepRequest.model_construct(
+                messages=list(body.get("messages") or []), params={**rest, "stream": use_stream}
+            ),
+        )
 
     async def _stream(
         self,
