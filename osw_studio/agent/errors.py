@@ -220,6 +220,7 @@ def translate_error(
 
 _TOOL_WORDS = (
     "tools[",
+    "tools.",
     "tool type",
     "computer_use",
     "computer-use",

@@ -21,7 +21,6 @@ from osw_studio.agent.errors import (
     CutStream,
     InvalidReply,
     ModelCallError,
-    parse_retry_after,
     translate_error,
 )
 from osw_studio.core import limits
@@ -411,17 +410,9 @@ class ModelClient:
         return error
 
     def _retry_wait(self, exc: BaseException, error: ModelCallError, attempt: int) -> float | None:
-        if attempt >= self.max_retries:
-            return None
-        if error.reason not in ("rate_limited", "server", "timeout", "cut", "connection"):
-            return None
-        if error.status is not None and error.status not in (408, 409, 429) and error.status < 500:
-            return None
-        response = getattr(exc, "response", None)
-        asked = parse_retry_after(dict(response.headers)) if response is not None else None
-        if asked is not None:
-            return asked if asked <= MAX_RETRY_WAIT else None
-        return float(min(8.0, 0.5 * 2**attempt))
+        from osw_studio.agent.clients.retry import retry_wait  # the one rule of every model client
+
+        return retry_wait(exc, error, attempt, self.max_retries)
 
     def _translate(self, exc: BaseException, *, endpoint: str = "/chat/completions") -> ModelCallError:
         over = self._translate_limits(exc)

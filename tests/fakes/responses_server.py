@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -28,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import RecordedRequest, _error_body, _Server
+from tests.fakes.scripted_server import ScriptedServer
 
 __all__ = ["FakeResponsesServer", "Script", "computer_call", "message", "reasoning", "responses_server"]
 
@@ -119,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         owner: FakeResponsesServer = self.server.owner  # type: ignore[assignment]
-        owner._record(self)
+        owner.record(self)
         if self.path.rstrip("/") == f"{owner.prefix}/models":
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in owner.models]
             self._send(200, {"object": "list", "data": data})
@@ -128,7 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         owner: FakeResponsesServer = self.server.owner  # type: ignore[assignment]
-        request = owner._record(self)
+        request = owner.record(self)
         if self.path.rstrip("/") != f"{owner.prefix}/responses":
             self._send(404, {"detail": "Not Found"})
             return
@@ -144,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
         if refusal is not None:
             self._send(400, _error_body(refusal, None))
             return
-        script = owner._next()
+        script = owner.next_answer()
         if script.status != 200:
             self._send(script.status, script.body or _error_body("error", None), script.headers)
             return
@@ -198,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class FakeResponsesServer:
+class FakeResponsesServer(ScriptedServer[Script]):
     """A scripted Responses API on ``127.0.0.1`` and a free port.
 
     Args:
@@ -208,6 +207,8 @@ class FakeResponsesServer:
         prefix: The path the API lives under.
     """
 
+    handler = _Handler
+
     def __init__(
         self,
         *,
@@ -216,95 +217,33 @@ class FakeResponsesServer:
         tools: tuple[str, ...] = ("computer", "computer_use_preview", "function"),
         prefix: str = "/v1",
     ) -> None:
+        super().__init__()
         self.api_key = api_key
         self.models = list(models)
         self.tools = set(tools)
         self.prefix = prefix.rstrip("/")
-        self.requests: list[RecordedRequest] = []
-        self._scripts: deque[Script] = deque()
-        self._lock = threading.RLock()
-        self._arrived = threading.Condition(self._lock)
         self._responses: dict[str, dict[str, Any]] = {}
         self._counter = 0
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> FakeResponsesServer:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
-        httpd = _Server(("127.0.0.1", 0), _Handler)
-        httpd.owner = self  # type: ignore[assignment]
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeResponsesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def default(self) -> Script:
+        """A message ``Done.`` with no tool call."""
+        return Script([message("Done.")])
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:<port>/v1``."""
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.prefix}"
-
-    def queue(self, *scripts: Script) -> None:
-        """Queue answers, sent in order."""
-        with self._lock:
-            self._scripts.extend(scripts)
-
-    @property
-    def pending(self) -> int:
-        """Queued answers not sent yet."""
-        with self._lock:
-            return len(self._scripts)
+        return self.root_url + self.prefix
 
     @property
     def response_requests(self) -> list[RecordedRequest]:
         """The ``POST /responses`` requests received so far."""
-        with self._lock:
-            return [r for r in self.requests if r.method == "POST" and r.path.endswith("/responses")]
+        return self.posted(f"{self.prefix}/responses")
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
         """Block until ``count`` Responses requests have arrived."""
-        with self._arrived:
-            return self._arrived.wait_for(lambda: len(self.response_requests) >= count, timeout)
+        return self.wait_until(lambda: len(self.response_requests) >= count, timeout)
 
     # --- the handler's helpers ----------------------------------------------------------------------
-
-    def _record(self, handler: BaseHTTPRequestHandler) -> RecordedRequest:
-        import time
-
-        length = int(handler.headers.get("content-length") or 0)
-        request = RecordedRequest(
-            method=handler.command,
-            path=handler.path,
-            headers={k.lower(): v for k, v in handler.headers.items()},
-            body=handler.rfile.read(length) if length else b"",
-            received_at=time.monotonic(),
-        )
-        with self._arrived:
-            self.requests.append(request)
-            self._arrived.notify_all()
-        return request
-
-    def _next(self) -> Script:
-        with self._lock:
-            return self._scripts.popleft() if self._scripts else Script([message("Done.")])
 
     def _refusal(self, payload: dict[str, Any]) -> str | None:
         """Why OpenAI would answer this request with a 400, or None."""

@@ -118,13 +118,13 @@ result = {"requests": requests, "actions": actions}
 """
 
 
-def responses() -> list[dict[str, Any]]:
+def responses(outputs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The scripted responses as the fake server numbers them (ids, call ids, usage)."""
     out = []
-    for number, items in enumerate(OUTPUTS, 1):
+    for number, items in enumerate(outputs, 1):
         output = [{**item, "id": f"item_{number}_{index}"} for index, item in enumerate(items)]
-        out.append({"id": f"resp_{number}", "status": "completed", "output": output,
-                    "usage": {"input_tokens": 100, "output_tokens": 20}})  # fmt: skip
+        usage = {"input_tokens": 100, "output_tokens": 20}
+        out.append({"id": f"resp_{number}", "status": "completed", "output": output, "usage": usage})
     return out
 
 
@@ -162,7 +162,7 @@ async def test_requests_and_actions_match_the_reference(
     shots = [base64.b64encode(screen(i)).decode() for i in range(1, len(OUTPUTS) + 1)]
     code = (
         f"path = {str(UPSTREAM / 'mm_agents' / 'gpt54_agent.py')!r}\ninstruction = {INSTRUCTION!r}\n"
-        f"shots = {shots!r}\nresponses = {responses()!r}\n" + REFERENCE_EPISODE
+        f"shots = {shots!r}\nresponses = {responses(OUTPUTS)!r}\n" + REFERENCE_EPISODE
     )
     theirs = reference.exec(code)
 

@@ -27,7 +27,7 @@ from osw_studio.settings import Settings
 from tests.fakes.responses_server import FakeResponsesServer, Script, computer_call, message, reasoning
 from tests.parity.episodes import STUBS, observations, play, screen
 from tests.parity.reference import Reference
-from tests.parity.test_agents_gpt54 import UPSTREAM, images, reference_actions
+from tests.parity.test_agents_gpt54 import UPSTREAM, images, reference_actions, responses
 from tests.parity.test_agents_uitars import unpaced
 
 pytestmark = pytest.mark.timeout(120)
@@ -122,16 +122,6 @@ result = {"requests": requests, "actions": actions}
 """
 
 
-def responses() -> list[dict[str, Any]]:
-    """The scripted responses as the fake server numbers them."""
-    out = []
-    for number, items in enumerate(OUTPUTS, 1):
-        output = [{**item, "id": f"item_{number}_{index}"} for index, item in enumerate(items)]
-        out.append({"id": f"resp_{number}", "status": "completed", "output": output,
-                    "usage": {"input_tokens": 100, "output_tokens": 20}})  # fmt: skip
-    return out
-
-
 async def test_requests_and_actions_match_the_reference(
     reference: Reference, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,7 +133,7 @@ async def test_requests_and_actions_match_the_reference(
     shots = [base64.b64encode(screen(i)).decode() for i in range(1, len(OUTPUTS) + 1)]
     code = (
         f"path = {str(module)!r}\ninstruction = {INSTRUCTION!r}\n"
-        f"shots = {shots!r}\nresponses = {responses()!r}\n" + REFERENCE_EPISODE
+        f"shots = {shots!r}\nresponses = {responses(OUTPUTS)!r}\n" + REFERENCE_EPISODE
     )
     theirs = reference.exec(code)
 

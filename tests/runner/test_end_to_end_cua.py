@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from osw_studio.agent.cua_openai import GPT54Agent
+from osw_studio.cli import main
 from osw_studio.core.actions import Click, Done, Typing
 from osw_studio.envs.base import Env
 from osw_studio.runner.episode import Episode
@@ -83,6 +85,20 @@ async def test_gpt54_solves_a_task_through_the_responses_api(sandbox: Env, tmp_p
 
         assert responses_input(items, url) == sent["input"]
     assert len((store.path / "steps.jsonl").read_bytes()) < 20_000
+
+    # The chat export writes the run as a tool-call conversation: the batch is the computer tool's call,
+    # the screen after it the tool's answer.
+    out = tmp_path / "sft"
+    assert main(["export", "-q", "--format", "sft-messages", "--out", str(out), str(store.path)]) == 0
+    last = json.loads((out / "data.jsonl").read_text().splitlines()[-1])["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "tool", "assistant"]
+    [call] = last[1]["tool_calls"]
+    assert call["id"] == "call_1_1" and call["function"]["name"] == "computer"
+    assert json.loads(call["function"]["arguments"])["actions"] == [
+        {"type": "click", "button": "left", "x": 500, "y": 340},
+        {"type": "type", "text": "echo hello > ~/Desktop/hello.txt\n"},
+    ]
+    assert last[2]["tool_call_id"] == "call_1_1" and last[2]["content"][0]["type"] == "image_url"
     for file in store.path.rglob("*"):
         if file.is_file():
             assert b"sk-test-secret-key" not in file.read_bytes(), file

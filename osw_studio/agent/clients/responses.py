@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.agent.clients.retry import with_retries
 from osw_studio.agent.clients.usage import TokenUsage
 from osw_studio.agent.errors import CutStream, InvalidReply, ModelCallError
 from osw_studio.agent.model_client import (
     DEFAULT_MAX_REQUEST_BYTES,
-    MAX_RETRY_WAIT,
     RetryCallback,
     TokenCallback,
     request_size,
@@ -233,46 +233,37 @@ class ResponsesClient:
                 hint="send smaller screenshots (profile screenshot_size, image_format jpeg)",
             )
         use_stream = self.stream if stream is None else stream
-        attempt = 0
-        while True:
-            started = time.monotonic()
-            try:
-                if use_stream:
-                    response, first = await self._stream(body, on_token, on_tool_call)
-                else:
-                    response, first = _dump(await self._client.responses.create(**body)), None
-                self._check(response)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                error = self.translate(exc)
-                wait = self._retry_wait(exc, error, attempt)
-                if wait is None:
-                    raise error from None
-                attempt += 1
-                if self.on_retry is not None:
-                    self.on_retry(attempt, wait, error)
-                await asyncio.sleep(wait)
-                continue
-            finished = time.monotonic()
-            output = [dict(item) for item in response.get("output") or []]
-            text, reasoning = output_text(output)
-            rest = {k: v for k, v in body.items() if k != "input"}
-            return ResponsesReply(
-                response_id=str(response.get("id") or ""),
-                output=output,
-                text=text,
-                reasoning=reasoning,
-                model=str(response.get("model") or self.model),
-                status=response.get("status"),
-                usage=TokenUsage.from_responses(response.get("usage")),
-                latency=finished - started,
-                first_token_latency=None if first is None else first - started,
-                retries=attempt,
-                request=StepRequest.model_construct(
-                    messages=list(body.get("input") or []), params={**rest, "stream": use_stream}
-                ),
-            )
+
+        async def call() -> tuple[dict[str, Any], float | None]:
+            if use_stream:
+                answer = await self._stream(body, on_token, on_tool_call)
+            else:
+                answer = _dump(await self._client.responses.create(**body)), None
+            self._check(answer[0])
+            return answer
+
+        (response, first), started, attempt = await with_retries(
+            call, translate=self.translate, max_retries=self.max_retries, on_retry=self.on_retry
+        )
+        finished = time.monotonic()
+        output = [dict(item) for item in response.get("output") or []]
+        text, reasoning = output_text(output)
+        rest = {k: v for k, v in body.items() if k != "input"}
+        return ResponsesReply(
+            response_id=str(response.get("id") or ""),
+            output=output,
+            text=text,
+            reasoning=reasoning,
+            model=str(response.get("model") or self.model),
+            status=response.get("status"),
+            usage=TokenUsage.from_responses(response.get("usage")),
+            latency=finished - started,
+            first_token_latency=None if first is None else first - started,
+            retries=attempt,
+            request=StepRequest.model_construct(
+                messages=list(body.get("input") or []), params={**rest, "stream": use_stream}
+            ),
+        )
 
     async def _stream(
         self,
@@ -324,21 +315,6 @@ class ResponsesClient:
                 where=self.base_url + self.endpoint,
                 hint="a failure on the provider's side; try again later",
             )
-
-    def _retry_wait(self, exc: BaseException, error: ModelCallError, attempt: int) -> float | None:
-        from osw_studio.agent.errors import parse_retry_after
-
-        if attempt >= self.max_retries:
-            return None
-        if error.reason not in ("rate_limited", "server", "timeout", "cut", "connection"):
-            return None
-        if error.status is not None and error.status not in (408, 409, 429) and error.status < 500:
-            return None
-        response = getattr(exc, "response", None)
-        asked = parse_retry_after(dict(response.headers)) if response is not None else None
-        if asked is not None:
-            return asked if asked <= MAX_RETRY_WAIT else None
-        return float(min(8.0, 0.5 * 2**attempt))
 
     def translate(self, exc: BaseException) -> ModelCallError:
         """``exc`` as the one readable error, with the Responses API's own diagnoses."""

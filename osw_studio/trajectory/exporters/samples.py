@@ -27,6 +27,7 @@ from osw_studio.core import agent_specs
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
 from osw_studio.trajectory.exporters.replies import Language, write_reply
+from osw_studio.trajectory.exporters.tool_calls import RESPONSES_AGENTS, ToolCallConversation
 from osw_studio.trajectory.layout import image_size
 from osw_studio.trajectory.requests import IMAGE_REF, RequestExpander, image_refs
 
@@ -129,8 +130,12 @@ class SampleBuilder:
         space: CoordinateSpace | None = None
         last: tuple[list[dict[str, Any]], str] | None = None
         images: list[int] = []  # images per recorded request: a steady count means a full history window
+        chained = RESPONSES_AGENTS.get(run.meta.agent or "")
+        conversation = None if chained is None else ToolCallConversation(chained=chained)
         for step in steps:
             prompt = expander.messages(step)
+            if conversation is not None and prompt is not None:  # Responses API input: a tool-call chat
+                prompt = conversation.prompt(step, prompt)
             origin: PromptOrigin = "recorded"
             if prompt is None and step.source == "agent" and last is None:
                 # The first model step has no request: the run predates request recording, or no
