@@ -145,8 +145,8 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
 
 def budget_from(args: argparse.Namespace) -> RunBudget | None:
     """The run budget the arguments ask for (None: the profile's)."""
-    from osw_studio.core.errors import SettingsError
     from osw_studio.core.budget import RunBudget
+    from osw_studio.core.errors import SettingsError
 
     values = {"tokens": args.budget_tokens, "cost": args.budget_cost, "seconds": args.budget_time}
     given = {k: v for k, v in values.items() if v is not None}

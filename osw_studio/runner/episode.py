@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from psygnal import Signal
 
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
-from osw_studio.core.errors import GuestError, ModelError, OswError
 from osw_studio.core.budget import LoopGuard, screen_key
+from osw_studio.core.errors import GuestError, ModelError, OswError
 from osw_studio.core.limits import STEP_WAITS_S
 from osw_studio.core.observation import Observation
 from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
@@ -574,6 +574,7 @@ class Episode:
             note = f"safety check: {proposal.confirm}; the task fails, as no one attends this run"
             return _Decision("auto", [Fail(message=note)], note=note, answer="failed")
         return _Decision("auto", decision.actions, note=decision.note, answer="acknowledged")
+
     def _record_refused(
         self, exc: ModelError, observation: Observation, started: float, timings: dict[str, float]
     ) -> None:

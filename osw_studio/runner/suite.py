@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osw_studio.core.agent_specs import SUITE_AGENTS
-from osw_studio.core.errors import SettingsError, TaskError
 from osw_studio.core.budget import RunBudget
+from osw_studio.core.errors import SettingsError, TaskError
 from osw_studio.envs.choice import EnvChoice, parse_provider
 from osw_studio.runner.batch import Batch, Worker
 from osw_studio.runner.slot import AgentMaker, EnvMaker, EnvSlot, SlotConfig

@@ -53,8 +53,8 @@ from pydantic import (
 
 from osw_studio.actions.coords import CoordMode
 from osw_studio.core import agent_specs
-from osw_studio.core.errors import SettingsError
 from osw_studio.core.budget import RunBudget
+from osw_studio.core.errors import SettingsError
 from osw_studio.core.price import Price
 from osw_studio.core.task import DesktopName as DesktopName
 from osw_studio.settings.url import normalize_base_url
