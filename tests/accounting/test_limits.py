@@ -63,9 +63,15 @@ class Scored:
 
 
 async def looping_run(
-    server: FakeOpenAIServer, tmp_path: Path, profile: dict[str, Any], replies: list[str], **config: Any
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    profile: dict[str, Any],
+    replies: Sequence[str | Reply],
+    env: Env | None = None,
+    **config: Any,
 ) -> tuple[Any, Scored, Episode]:
-    server.queue(*[Reply(text=text, usage=(1000, 100)) for text in replies])
+    """Run a model agent whose replies are ``replies`` (text: 1100 tokens each) on a still screen."""
+    server.queue(*[Reply(text=r, usage=(1000, 100)) if isinstance(r, str) else r for r in replies])
     settings = Settings.model_validate(
         {
             "model_provider": {"base_url": server.base_url, "model": "looper", "max_retries": 0},
@@ -86,7 +92,7 @@ async def looping_run(
         setattr(recipe.config, name, value)
     scored = Scored()
     episode = Episode(
-        task, agent, StillEnv(), config=recipe.config, store=store, evaluate=scored, domain="os"
+        task, agent, env or StillEnv(), config=recipe.config, store=store, evaluate=scored, domain="os"
     )
     try:
         result = await asyncio.wait_for(episode.run(), 30)
@@ -223,29 +229,12 @@ async def test_a_resumed_suite_does_not_rerun_a_budget_run_unless_asked(tmp_path
 async def test_a_wall_time_budget_cuts_a_model_call_short_and_the_run_is_scored(
     server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    server.queue(Reply(text=CLICK, usage=(10, 10)), Reply(text=CLICK, delay=20.0))
-    settings = Settings.model_validate(
-        {
-            "model_provider": {"base_url": server.base_url, "model": "looper", "max_retries": 0},
-            "profiles": {"p": {"budget": {"seconds": 1.5}}},
-            "active_profile": "p",
-        }
-    )
-    recipe = plan_recipe(settings, api_key="sk-test-loop-0001")
-    assert recipe.profile is not None
-    agent = make_agent(recipe.profile, api_key="sk-test-loop-0001")
-    task = Task.model_validate(
-        {"id": "slow", "instruction": "Press it.", "evaluator": {"func": "exact_match"}}
-    )
-    recipe.config.settle = SettlePolicy.off()
-    scored = Scored()
-    episode = Episode(task, agent, ScreenEnv(), config=recipe.config, evaluate=scored, domain="os")
+    replies = [Reply(text=CLICK, usage=(10, 10)), Reply(text=CLICK, delay=20.0)]
     loop = asyncio.get_running_loop()
     started = loop.time()
-    try:
-        result = await asyncio.wait_for(episode.run(), 15)
-    finally:
-        await agent.aclose()
+    result, scored, _ = await looping_run(
+        server, tmp_path, {"budget": {"seconds": 1.5}}, replies, ScreenEnv()
+    )
     assert loop.time() - started < 8  # not the 20 s the model would have taken
     assert (result.status, result.kind, result.steps, scored.calls) == ("budget", "budget", 1, 1)
     assert result.limit == "wall-time budget of 1.5 s used up during a model call"

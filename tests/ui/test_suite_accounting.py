@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
-from pytestqt.qtbot import QtBot
 
 from osw_studio.runner.suite import plan_suite
-from osw_studio.settings import Settings
-from osw_studio.tasks import TaskLibrary
 from osw_studio.ui.main_window import MainWindow
-from osw_studio.ui.services import Services
 from osw_studio.ui.suite_dialog import SuiteDialog
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.ui.conftest import OpenWindow, model_settings
 
 
 @pytest.fixture
-async def window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> AsyncIterator[MainWindow]:
-    library = TaskLibrary.from_paths([ROOT / "tasks" / "os" / "write-hello-file.json"])
-    win = MainWindow(library, Services(Settings(), tmp_path / "runs"), qsettings=qsettings)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        yield win
-    finally:
-        await win.shutdown()
+async def window(open_window: OpenWindow, model_server: FakeOpenAIServer) -> MainWindow:
+    return await open_window(model_settings(model_server))
 
 
 async def test_the_suite_dialog_asks_for_retries_and_a_cost_budget(
