@@ -637,3 +637,93 @@ def qwen25vl_prompt() -> CodePrompt | None:
         {"instruction": "", "previous_actions_str": ""},
         "name another OSWorld checkout, or set the profile's prompts to own",
     )  # fmt: skip
+
+
+EVOCUA_AGENT = "mm_agents/evocua/evocua_agent.py"
+EVOCUA_PROMPTS = "mm_agents/evocua/prompts.py"
+
+
+def _if_assignment(body: ast.AST, name: str) -> ast.expr | None:
+    """``if test: name = a`` / ``else: name = b`` in ``body``, as the expression ``a if test else b``."""
+    for node in ast.walk(body):
+        if (
+            isinstance(node, ast.If)
+            and len(node.body) == 1
+            and len(node.orelse) == 1
+            and _target(node.body[0]) == name
+            and _target(node.orelse[0]) == name
+        ):
+            return ast.IfExp(test=node.test, body=node.body[0].value, orelse=node.orelse[0].value)  # type: ignore[attr-defined]
+    return None
+
+
+def _returned(tree: ast.Module, function: str) -> tuple[str, ast.expr]:
+    """The one parameter and the returned expression of a module's one-line function ``function``."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            if len(node.args.args) != 1 or len(node.body) != 1 or not isinstance(node.body[0], ast.Return):
+                raise ValueError(f"{function} has another shape")
+            value = node.body[0].value
+            if value is None:
+                raise ValueError(f"{function} returns nothing")
+            return node.args.args[0].arg, value
+    raise ValueError(f"no {function}")
+
+
+def evocua_prompt() -> CodePrompt | None:
+    """The system and instruction prompts of OSWorld's EvoCUA agent in its S2 style; None when not found.
+
+    The expressions are those of ``EvoCUAAgent._predict_s2`` (the resolution line, the tool's description,
+    the system prompt) and ``_build_s2_messages`` (the instruction text), with the string constants of
+    ``mm_agents/evocua/prompts.py`` and the dictionary its ``build_s2_tools_def`` returns. Evaluate with
+    ``self_coordinate_type``, ``p_width``, ``p_height``, ``instruction`` and ``previous_actions_str``;
+    ``system_prompt`` and ``instruction_prompt`` are the texts sent.
+
+    Raises:
+        SettingsError: If the code found has another shape.
+    """
+    found = reference_site(EVOCUA_AGENT)
+    if found is None:
+        return None
+    site, version = found
+    path = site / EVOCUA_AGENT
+    try:
+        prompts = ast.parse((site / EVOCUA_PROMPTS).read_text(encoding="utf-8"))
+        expressions: dict[str, ast.expr] = {}
+        for node in prompts.body:
+            name = _target(node)
+            if name is not None and isinstance(node.value, ast.Constant):  # type: ignore[attr-defined]
+                expressions[name] = node.value  # type: ignore[attr-defined]
+        constants = list(expressions)
+        predict = _method(path, "EvoCUAAgent", "_predict_s2")
+        resolution = _if_assignment(predict, "resolution_info")
+        if resolution is None:
+            raise ValueError("no resolution_info")
+        expressions["resolution_info"] = resolution
+        expressions.update(_assignments(predict, {"description_prompt", "tools_def", "system_prompt"}))
+        tools = expressions.get("tools_def")
+        if not (isinstance(tools, ast.Call) and isinstance(tools.func, ast.Name) and len(tools.args) == 1):
+            raise ValueError("tools_def is not built by one call")
+        parameter, returned = _returned(prompts, tools.func.id)
+        expressions["tools_def"] = returned
+        messages = _method(path, "EvoCUAAgent", "_build_s2_messages")
+        expressions.update(_assignments(messages, {"instruction_prompt"}))
+        order = [*constants, "resolution_info", "description_prompt", "tools_def", "system_prompt",
+                 "instruction_prompt"]  # fmt: skip
+        prompt = _code_prompt(
+            EVOCUA_AGENT, f"{DISTRIBUTION} {version} {EVOCUA_AGENT}:EvoCUAAgent (S2)", expressions, order
+        )
+        # build_s2_tools_def's parameter is bound to its argument just before its body is evaluated
+        at = order.index("tools_def")
+        bound = (*prompt.expressions[:at], (parameter, tools.args[0]), *prompt.expressions[at:])
+        prompt = CodePrompt(expressions=bound, source=prompt.source, sha256=prompt.sha256)
+        prompt.evaluate(
+            self_coordinate_type="relative", p_width=1, p_height=1, instruction="", previous_actions_str=""
+        )
+    except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
+        raise SettingsError(
+            f"OSWorld's EvoCUA prompt cannot be read: {exc}",
+            where=str(path),
+            hint="name another OSWorld checkout, or set the profile's prompts to own",
+        ) from None
+    return prompt

@@ -105,6 +105,18 @@ SPECS: tuple[AgentSpec, ...] = (
         summary="Qwen2.5-VL: computer_use tool calls in pixels of the image sent",
     ),
     AgentSpec(
+        id="evocua",
+        entry="osw_studio.agent.evocua:EvoCUAAgent",
+        needs_model=True,
+        language="qwen3vl",
+        coordinate_mode="rel999",
+        action_space="pyautogui",
+        history_window=3,
+        reference="mm_agents/evocua",
+        presets=("evocua-s2",),
+        summary="EvoCUA (S2): computer_use tool calls in 999ths of the screen",
+    ),
+    AgentSpec(
         id="opencua",
         entry="osw_studio.agent.opencua:OpenCUAAgent",
         needs_model=True,

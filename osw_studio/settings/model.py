@@ -488,6 +488,13 @@ PRESETS: dict[str, Profile] = {
         agent="qwen25vl", coordinate_mode="abs", action_space="pyautogui", history_window=4,
         temperature=1.0, top_p=0.9, max_tokens=1500, prompts="reference",
     ),
+    # EvoCUA through OSWorld's mm_agents/evocua with run_multienv_evocua.py's defaults (prompt_style
+    # S2, coordinate_type relative: told 1000x1000, read as 999ths; temperature 0, top_p 0.9, 32768
+    # tokens; three steps of history; screenshots smart-resized by 32). It never asks again.
+    "evocua-s2": Profile(
+        agent="evocua", coordinate_mode="rel999", action_space="pyautogui", history_window=3,
+        temperature=0.0, top_p=0.9, max_tokens=32768, prompts="reference",
+    ),
     # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua as OpenCUA's README runs them
     # (--coordinate_type qwen25: pixels of the Qwen2.5-VL smart-resized screenshot), with the agent's
     # defaults: cot_level l2, action history, three screenshots, temperature 0, top_p 0.9, 1500 tokens.
@@ -521,6 +528,7 @@ MODEL_PRESETS: tuple[tuple[str, str], ...] = (
     (r"opencua", "opencua-7b"),
     (r"qwen3[-_ ]?vl", "qwen3-vl"),
     (r"qwen2\.5[-_ ]?vl", "qwen2.5-vl"),
+    (r"evocua(?![-_ ]?s1)", "evocua-s2"),  # S1, its structured-reasoning style, is not reproduced
 )
 """Model names (searched in the name's last ``/`` part, any case) and the preset a profile naming neither a
 ``preset`` nor an ``agent`` gets for them, so a known model runs as OSWorld runs it."""
