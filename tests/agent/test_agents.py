@@ -254,7 +254,19 @@ async def test_the_human_agent_takes_actions_from_another_thread() -> None:
 
 
 def test_the_registry() -> None:
-    assert {"osworld", "uitars", "qwen3vl", "opencua", "dart", "replay", "human"} <= set(AGENTS)
+    assert {
+        "osworld",
+        "uitars",
+        "qwen3vl",
+        "opencua",
+        "dart",
+        "replay",
+        "human",
+        "gpt54",
+        "openai_cua",
+    } <= set(AGENTS)
+    assert agent_class("gpt54").__name__ == "GPT54Agent"
+    assert agent_class("openai_cua").__name__ == "ComputerUsePreviewAgent"
     assert agent_class("uitars").__name__ == "UITarsAgent"
     assert agent_class("qwen3vl").__name__ == "Qwen3VLAgent"
     assert agent_class("opencua").__name__ == "OpenCUAAgent"

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import socket
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.openai_server import RecordedRequest, _Server
-from tests.fakes.scripted_server import ScriptedServer
+from tests.fakes.openai_server import RecordedRequest
+from tests.fakes.scripted_server import JsonHandler, ScriptedServer
 
 __all__ = ["FakeMessagesServer", "Turn", "text", "thinking", "tool_use"]
 
@@ -70,44 +69,28 @@ def _error(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class _Handler(JsonHandler):
     def do_POST(self) -> None:
         owner: FakeMessagesServer = self.server.owner  # type: ignore[assignment]
         request = owner.record(self)
         if self.path.split("?")[0].rstrip("/") != "/v1/messages":
-            self._send(404, _error("not_found_error", "Not Found"))
+            self.send_json(404, _error("not_found_error", "Not Found"))
             return
         sent = self.headers.get("x-api-key") or (self.headers.get("authorization") or "").removeprefix(
             "Bearer "
         )
         if owner.api_key is not None and sent != owner.api_key:
-            self._send(401, _error("authentication_error", "invalid x-api-key"))
+            self.send_json(401, _error("authentication_error", "invalid x-api-key"))
             return
         payload = json.loads(request.body)
         if owner.models and payload.get("model") not in owner.models:
-            self._send(404, _error("not_found_error", f"model: {payload.get('model')}"))
+            self.send_json(404, _error("not_found_error", f"model: {payload.get('model')}"))
             return
         betas = {b.strip() for b in (self.headers.get("anthropic-beta") or "").split(",") if b.strip()}
         for index, tool in enumerate(payload.get("tools") or []):
             kind = tool.get("type")
             if kind not in TOOL_BETAS and kind != "custom" and "input_schema" not in tool:
-                self._send(
+                self.send_json(
                     400,
                     _error(
                         "invalid_request_error",
@@ -117,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 return
             if kind in TOOL_BETAS and TOOL_BETAS[kind] not in betas:
-                self._send(
+                self.send_json(
                     400,
                     _error(
                         "invalid_request_error",
@@ -128,13 +111,13 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         turn = owner.next_answer()
         if turn.status != 200:
-            self._send(turn.status, _error(turn.error_type, turn.message), turn.headers)
+            self.send_json(turn.status, _error(turn.error_type, turn.message), turn.headers)
             return
         message = owner._message(turn, payload)
         if payload.get("stream"):
             self._stream(turn, message)
         else:
-            self._send(200, message, turn.headers)
+            self.send_json(200, message, turn.headers)
 
     def _stream(self, turn: Turn, message: dict[str, Any]) -> None:
         self.send_response(200)

@@ -20,13 +20,12 @@ import json
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from tests.fakes.openai_server import RecordedRequest, _error_body, _Server
-from tests.fakes.scripted_server import ScriptedServer
+from tests.fakes.openai_server import RecordedRequest, _error_body
+from tests.fakes.scripted_server import JsonHandler, ScriptedServer
 
 __all__ = ["FakeResponsesServer", "Script", "computer_call", "message", "reasoning", "responses_server"]
 
@@ -99,59 +98,43 @@ class Script:
         return cls(status=status, body=_error_body(text, code), headers=dict(headers or {}))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class _Handler(JsonHandler):
     def do_GET(self) -> None:
         owner: FakeResponsesServer = self.server.owner  # type: ignore[assignment]
         owner.record(self)
         if self.path.rstrip("/") == f"{owner.prefix}/models":
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in owner.models]
-            self._send(200, {"object": "list", "data": data})
+            self.send_json(200, {"object": "list", "data": data})
         else:
-            self._send(404, {"detail": "Not Found"})
+            self.send_json(404, {"detail": "Not Found"})
 
     def do_POST(self) -> None:
         owner: FakeResponsesServer = self.server.owner  # type: ignore[assignment]
         request = owner.record(self)
         if self.path.rstrip("/") != f"{owner.prefix}/responses":
-            self._send(404, {"detail": "Not Found"})
+            self.send_json(404, {"detail": "Not Found"})
             return
         if owner.api_key is not None and self.headers.get("authorization") != f"Bearer {owner.api_key}":
-            self._send(401, _error_body("Incorrect API key provided.", "invalid_api_key"))
+            self.send_json(401, _error_body("Incorrect API key provided.", "invalid_api_key"))
             return
         payload = json.loads(request.body)
         model = payload.get("model")
         if owner.models and model not in owner.models:
-            self._send(404, _error_body(f"The model `{model}` does not exist.", "model_not_found"))
+            self.send_json(404, _error_body(f"The model `{model}` does not exist.", "model_not_found"))
             return
         refusal = owner._refusal(payload)
         if refusal is not None:
-            self._send(400, _error_body(refusal, None))
+            self.send_json(400, _error_body(refusal, None))
             return
         script = owner.next_answer()
         if script.status != 200:
-            self._send(script.status, script.body or _error_body("error", None), script.headers)
+            self.send_json(script.status, script.body or _error_body("error", None), script.headers)
             return
         response = owner._response(script, payload)
         if payload.get("stream"):
             self._stream(script, response)
         else:
-            self._send(200, response, script.headers)
+            self.send_json(200, response, script.headers)
 
     def _stream(self, script: Script, response: dict[str, Any]) -> None:
         self.send_response(200)

@@ -5,6 +5,7 @@ A subclass names its request ``handler`` (whose ``server.owner`` is the fake) an
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
@@ -15,6 +16,27 @@ from typing import ClassVar, Generic, Self, TypeVar
 from tests.fakes.openai_server import RecordedRequest, _Server
 
 A = TypeVar("A")
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler that answers JSON."""
+
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def send_json(self, status: int, data: object, headers: dict[str, str] | None = None) -> None:
+        """Answer ``data`` as JSON with ``status`` and extra ``headers``."""
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 class ScriptedServer(Generic[A]):

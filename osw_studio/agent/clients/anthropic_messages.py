@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.agent.clients.base import NO_KEY, VendorClient
 from osw_studio.agent.clients.responses import ToolCallCallback
 from osw_studio.agent.clients.retry import with_retries
 from osw_studio.agent.clients.usage import TokenUsage
@@ -32,8 +33,6 @@ from osw_studio.core.step import StepRequest
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
-
-_NO_KEY = "no-key"
 
 
 @dataclass(frozen=True)
@@ -98,7 +97,7 @@ def _dump(value: Any) -> dict[str, Any]:
     return dict(value or {})
 
 
-class MessagesClient:
+class MessagesClient(VendorClient):
     """Calls one Claude model through the Messages API (the beta endpoint, so tools may need betas).
 
     Args:
@@ -130,27 +129,13 @@ class MessagesClient:
     ) -> None:
         from anthropic import AsyncAnthropic
 
-        self.base_url = base_url
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.stream = stream
-        self.profile = profile
-        self.on_retry = on_retry
-        self.has_key = bool(api_key)
-        self._client = client or AsyncAnthropic(
-            base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=0
+        sdk = client or AsyncAnthropic(
+            base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout, max_retries=0
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        await self._client.close()
-
-    async def __aenter__(self) -> MessagesClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        super().__init__(
+            sdk, base_url=base_url, model=model, api_key=api_key, timeout=timeout, max_retries=max_retries,
+            stream=stream, profile=profile, on_retry=on_retry,
+        )  # fmt: skip
 
     async def create(
         self,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from osw_studio.agent.clients.base import NO_KEY, VendorClient
 from osw_studio.agent.clients.retry import with_retries
 from osw_studio.agent.clients.usage import TokenUsage
 from osw_studio.agent.errors import CutStream, InvalidReply, ModelCallError
@@ -30,9 +31,6 @@ from osw_studio.core.step import StepRequest
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-    from osw_studio.settings.model import ResolvedProfile
-
-_NO_KEY = "no-key"
 
 ToolCallCallback = Callable[[dict[str, Any]], None]
 """Called with each tool call item of the reply (a dict in the API's shape) as soon as it is complete."""
@@ -123,7 +121,7 @@ def _dump(value: Any) -> Any:
     return value
 
 
-class ResponsesClient:
+class ResponsesClient(VendorClient):
     """Calls one model through OpenAI's Responses API.
 
     Args:
@@ -157,43 +155,14 @@ class ResponsesClient:
     ) -> None:
         from openai import AsyncOpenAI
 
-        self.base_url = base_url
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.stream = stream
+        sdk = client or AsyncOpenAI(
+            base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout, max_retries=0
+        )
+        super().__init__(
+            sdk, base_url=base_url, model=model, api_key=api_key, timeout=timeout, max_retries=max_retries,
+            stream=stream, profile=profile, on_retry=on_retry,
+        )  # fmt: skip
         self.max_request_bytes = max_request_bytes
-        self.profile = profile
-        self.on_retry = on_retry
-        self.has_key = bool(api_key)
-        self._client = client or AsyncOpenAI(
-            base_url=base_url, api_key=api_key or _NO_KEY, timeout=timeout, max_retries=0
-        )
-
-    @classmethod
-    def from_profile(
-        cls, profile: ResolvedProfile, *, api_key: str | None = None, **kwargs: Any
-    ) -> ResponsesClient:
-        """A client for a resolved settings profile."""
-        return cls(
-            base_url=profile.base_url,
-            model=profile.model,
-            api_key=api_key,
-            timeout=profile.timeout,
-            max_retries=profile.max_retries,
-            profile=profile.name,
-            **kwargs,
-        )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        await self._client.close()
-
-    async def __aenter__(self) -> ResponsesClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     async def list_models(self) -> list[str]:
         """The ids ``GET /models`` lists.
