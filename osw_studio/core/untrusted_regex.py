@@ -5,7 +5,8 @@ backtracks for hours, and Python's ``re`` holds the interpreter's lock all that 
 timeout, no other thread). Every such search therefore runs here: in one worker process per host
 process (plain Python ``re``, so a pattern means exactly what it means to OSWorld), each call answered
 within :data:`~osw_studio.core.limits.REGEX_SECONDS` or the worker is killed and the call fails with a
-clear error. A batch of texts (the lines of a file) is one call.
+clear error. A batch of texts (the lines of a file) is one call. A frozen application has no interpreter
+to run the worker with: there the searches run in-process, without the time limit.
 
 Examples:
     >>> search(r"total:\s*\d+", "Total: 12", re.IGNORECASE, where="doc")
@@ -104,6 +105,8 @@ class _Worker:
 
 
 _worker = _Worker()
+_IN_PROCESS = bool(getattr(sys, "frozen", False))
+"""Whether searches run here (a frozen application: ``sys.executable`` is the app, not Python)."""
 atexit.register(_worker.kill)
 
 
@@ -124,6 +127,9 @@ def search_each(
             raise TypeError(f"expected string, got {type(text).__name__!r} (in {where})")
     if not texts:
         return []
+    if _IN_PROCESS:
+        compiled = re.compile(pattern, flags)
+        return [compiled.search(t) is not None for t in texts]
     try:
         answer = _worker.call(pattern, int(flags), texts, limits.REGEX_SECONDS)
     except TimeoutError:

@@ -26,7 +26,7 @@ from osw_studio import __version__
 from osw_studio.core.errors import StoreError
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.core.task import Task
-from osw_studio.core.unicode import well_formed
+from osw_studio.core.unicode import well_formed, well_formed_data
 from osw_studio.runner.stored_text import bounded_step, encodable_step
 from osw_studio.trajectory.layout import (
     FINAL_SCREEN,
@@ -278,7 +278,9 @@ class RunStoreWriter:
         Raises:
             StoreError: If the files cannot be written.
         """
-        clean = EpisodeResult.model_validate(self._scrubber.data(result.model_dump(mode="json")))
+        clean = EpisodeResult.model_validate(
+            self._scrubber.data(well_formed_data(result.model_dump(mode="json")))
+        )
         write_atomic(self.path / RESULT_JSON, clean.model_dump_json(indent=2).encode())
         spent = {"usage": clean.usage.model_dump() if clean.usage else None, "cost": clean.cost}
         self.meta = self.meta.model_copy(update={"finished_at": time.time(), **spent})

@@ -28,6 +28,8 @@ import httpx
 from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QImage
 
+from osw_studio.core import limits
+from osw_studio.core.bounded_http import MAX_BYTES_EXTENSION, accept_encoding, bound_responses
 from osw_studio.core.errors import OswError
 from osw_studio.envs.vnc import VncClient, VncFrame, VncTarget
 from osw_studio.ui.mjpeg import MjpegParser, boundary_of
@@ -201,7 +203,11 @@ class FrameStream(QObject):
     async def _run(self) -> None:
         decoder = asyncio.ensure_future(self._decode_loop())
         try:
-            async with httpx.AsyncClient(headers=self._headers, timeout=httpx.Timeout(10, read=30)) as client:
+            # A screenshot is read against the guest screenshot cap as it arrives, decoded size included;
+            # the endless stream has no total cap, but is decoded a bounded piece at a time.
+            headers = {**self._headers, "Accept-Encoding": accept_encoding()}
+            http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(10, read=30))
+            async with bound_responses(http, limits.GUEST_SCREENSHOT_BYTES, "the guest's screen") as client:
                 while True:
                     try:
                         if not await self._stream(client):
@@ -210,6 +216,9 @@ class FrameStream(QObject):
                     except httpx.HTTPError as exc:
                         self.status_changed.emit(f"guest unreachable ({type(exc).__name__}); retrying")
                         log.info("frame stream from %s failed: %s", self.base_url, exc)
+                    except limits.LimitExceeded as exc:
+                        self.status_changed.emit(f"{exc}; retrying")
+                        log.info("frame stream from %s: %s", self.base_url, exc)
                     await asyncio.sleep(1.0)
         finally:
             decoder.cancel()
@@ -219,7 +228,9 @@ class FrameStream(QObject):
     async def _stream(self, client: httpx.AsyncClient) -> bool:
         """Read the MJPEG stream; False when the guest has none (an OSWorld guest)."""
         self.status_changed.emit("connecting")
-        async with client.stream("GET", f"{self.base_url}/stream", params=self._params) as response:
+        endless = {MAX_BYTES_EXTENSION: 1 << 62}
+        url = f"{self.base_url}/stream"
+        async with client.stream("GET", url, params=self._params, extensions=endless) as response:
             if response.status_code in (404, 405, 501):
                 return False
             if response.status_code == 401:

@@ -121,14 +121,17 @@ async def test_a_stop_ends_a_long_wait_at_once_and_keeps_the_step(tmp_path: Path
     assert [line["index"] for line in _lines(store)] == [1]
 
 
-def test_the_store_keeps_only_the_start_of_long_replies_and_attempts(tmp_path: Path) -> None:
+def test_the_store_keeps_only_the_start_of_long_replies_and_attempts_in_valid_utf8(tmp_path: Path) -> None:
     store = RunStoreWriter.create(tmp_path, TASK, domain="os", model="test-model", screen_size=SCREEN)
     long = "x" * (limits.STORED_REPLY_CHARS * 4)
     step = StepRecord(
         index=1, response=long, thought="t\ud800", attempts=[ReplyAttempt(response=long, error="bad")]
     )
     store.write_step(step)
+    store.finish(EpisodeResult(success=False, steps=1, task_id="hostile", error="guest said \udc80"))
     store.close()
+    result = json.loads((store.path / "result.json").read_bytes().decode("utf-8"))
+    assert result["error"] == "guest said \ufffd"
     (line,) = _lines(store)
     assert len(line["response"]) == limits.STORED_REPLY_CHARS and line["response_chars"] == len(long)
     assert len(line["attempts"][0]["response"]) == limits.STORED_REPLY_CHARS

@@ -26,6 +26,7 @@ from osw_studio.agent.model_client import ModelClient
 from osw_studio.core import limits
 from osw_studio.core.errors import ActionParseError, GuestError, ModelError, TaskError
 from osw_studio.envs.guest_client import GuestClient, RetryPolicy
+from osw_studio.evaluation.registry import GETTERS, GetterContext
 from osw_studio.tasks.load import load_task
 from tests.security.hostile_http import HostileServer, compressed, png_header, repeated
 
@@ -255,3 +256,19 @@ def test_a_task_file_nested_too_deeply_is_a_task_error(tmp_path: Path, depth: in
 def test_an_image_declaring_too_many_pixels_is_not_decoded_for_the_model() -> None:
     with pytest.raises(ModelError, match="12000×12000 pixels, over the cap"):
         prepare_image(png_header(12000, 12000), size=(1280, 720))
+
+
+def test_a_vlc_status_bomb_from_the_guest_is_no_status(tmp_path: Path) -> None:
+    bomb = compressed(repeated(b"<" * MIB, BOMB), "gzip")
+    routes = {"/requests/status.xml": lambda: ({"Content-Encoding": "gzip"}, _pieces(bomb))}
+
+    async def fetch(url: str) -> Any:
+        async with GuestClient("http://127.0.0.1:9") as guest:
+            ctx = GetterContext(guest=guest, cache_dir=tmp_path, vlc_url=url)
+            return await GETTERS.get("vlc_playing_info")(ctx, {"dest": "status.xml"})
+
+    with HostileServer(routes) as server:
+        value, peak = peak_of(fetch(server.url))
+    assert value is None, value
+    assert not (tmp_path / "status.xml").exists()
+    assert peak < 3 * limits.GUEST_JSON_BYTES, f"peak {peak / MIB:.0f} MiB"

@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from osw_studio.core import limits
+from osw_studio.core.bounded_http import bound_responses
 from osw_studio.evaluation.registry import GetterContext, getter
 
 log = logging.getLogger(__name__)
@@ -43,9 +45,10 @@ async def get_vlc_playing_info(ctx: GetterContext, spec: dict[str, Any]) -> str 
     """VLC's ``status.xml`` saved as ``dest``, or None when VLC does not answer it."""
     url = f"{await vlc_url(ctx)}/requests/status.xml"
     try:
-        async with httpx.AsyncClient(timeout=30) as http:
+        http = bound_responses(httpx.AsyncClient(timeout=30), limits.GUEST_JSON_BYTES, "VLC's status")
+        async with http:
             response = await http.get(url, auth=("", VLC_PASSWORD))
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, limits.LimitExceeded) as exc:
         log.warning("VLC's HTTP interface did not answer at %s: %s", url, exc)
         return None
     if response.status_code != 200:
