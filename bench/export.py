@@ -11,6 +11,12 @@ bench/results.json under "export" and exits 1 when a target is missed (JSONL for
 peak RSS <= 400 MB).
 
     .venv/bin/python bench/export.py [FORMAT ...]   # default: every format
+    .venv/bin/python bench/export.py --long [STEPS [FORMAT ...]]   # one run of 300,000 steps
+
+``--long`` writes one run of STEPS step lines (default 300,000; each with a 1280x720 screenshot of its
+own, hard links of a few files) and exports it once per format (default sft-messages) with image files
+referenced, in a fresh subprocess: its peak RSS must stay <= 400 MB however long the run is. Writes
+the figures to bench/results.json under "export_long_run".
 
 Each figure also says the CPU seconds the export took (user + system, its copying process's included,
 median of 3) and the load average
@@ -85,6 +91,49 @@ def make_store(root: Path, runs: int) -> None:
         result.update(task_id=meta["task_id"], domain=meta["domain"], success=success, score=float(success))
         (dest / "result.json").unlink()
         (dest / "result.json").write_text(json.dumps(result))
+
+
+def make_long_run(root: Path, steps: int) -> Path:
+    """One run of ``steps`` step lines: a short run's steps repeated, each naming a screenshot of its own."""
+    from tests.fakes.runs import SyntheticRun, tiny_png, write_run
+
+    run = write_run(
+        root / "runs", SyntheticRun("long", steps=8, screen=(1280, 720), png=tiny_png(1280, 720, noise=1))
+    )
+    lines = [json.loads(line) for line in (run / "steps.jsonl").read_text().splitlines()]
+    screens = run / "screens"
+    source = screens / lines[0]["screenshot"]
+    with open(run / "steps.jsonl", "w", encoding="utf-8") as f:
+        for i in range(1, steps + 1):
+            line = {**lines[(i - 1) % 7], "index": i, "screenshot": f"step_{i:06d}.png"}
+            if i % 60_000 == 0:  # a file takes at most 65,000 hard links on ext4
+                source = screens / f"base_{i}.png"
+                source.write_bytes((screens / lines[0]["screenshot"]).read_bytes())
+            (screens / line["screenshot"]).hardlink_to(source)
+            f.write(json.dumps(line) + "\n")
+    return run
+
+
+def long_run(steps: int, formats: list[str]) -> int:
+    """Export one run of ``steps`` steps to each format; fail if a peak RSS passes the target."""
+    with tempfile.TemporaryDirectory(prefix="osw-bench-long-") as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        make_long_run(root, steps)
+        print(f"store: 1 run x {steps} steps written in {time.perf_counter() - t0:.1f} s")
+        figures: dict[str, dict[str, float]] = {}
+        for fmt in formats:
+            r = run_child(fmt, root / "runs", root / "out")
+            figures[fmt] = {k: round(v, 1) for k, v in r.items()}
+            print(f"{fmt:<14}{steps:>8} steps {r['seconds']:>8.1f} s  peak RSS {r['peak_rss_mb']:.1f} MB")
+    missed = [f for f, v in figures.items() if v["peak_rss_mb"] > TARGETS["peak_rss_mb"]]
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    results["export_long_run"] = {"steps": steps, "formats": figures, "target_peak_rss_mb": 400.0}
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    if missed:
+        print(f"missed targets: {', '.join(missed)}")
+        return 1
+    return 0
 
 
 def file_create_us(folder: Path, files: int = 1000) -> float:
@@ -248,4 +297,8 @@ if __name__ == "__main__":
     if len(sys.argv) == 6 and sys.argv[1] == "--child":
         child(*sys.argv[2:])
         sys.exit(0)
+    if sys.argv[1:2] == ["--long"]:
+        rest = sys.argv[2:]
+        count = int(rest.pop(0)) if rest and rest[0].isdigit() else 300_000
+        sys.exit(long_run(count, rest or ["sft-messages"]))
     sys.exit(main(sys.argv[1:] or None))

@@ -5,16 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from osw_studio.core.errors import GuestError
 from osw_studio.envs.guest_client import GuestClient
 from osw_studio.envs.setup import SetupOptions, SetupRunner
-from tests.fakes.desktop import start_guest, start_xvfb, stop, wait_ready
+from tests.guest.test_unmanaged_windows import BareDesktop, bare_desktop  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -26,19 +24,9 @@ class Desktop:
 
 
 @pytest.fixture
-def desktop(tmp_path: Path) -> Iterator[Desktop]:
-    xvfb, display = start_xvfb((800, 600))
-    processes = [xvfb]
-    try:
-        env = {**os.environ, "DISPLAY": display, "HOME": str(tmp_path), "OSW_GUEST_TOKEN": "t0ken"}
-        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
-        server = start_guest(display, tmp_path / "ready", env=env)
-        processes.append(server)
-        url, _ = wait_ready(server, tmp_path / "ready")
-        yield Desktop(display, url)
-    finally:
-        for process in reversed(processes):
-            stop(process)
+def desktop(bare_desktop: BareDesktop) -> Desktop:  # noqa: F811 - the imported fixture
+    """Xvfb and the guest server, no window manager: the windows are the apps' own."""
+    return Desktop(bare_desktop.display, str(bare_desktop.client.base_url).rstrip("/"))
 
 
 def window_shown(display: str, title: str) -> bool:
