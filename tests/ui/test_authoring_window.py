@@ -40,9 +40,12 @@ async def test_the_authoring_window_is_large_centred_and_names_a_bad_task_first(
     ):  # centred where it fits, else from the screen's edge (never off it)
         assert start >= 0 and (size > room or abs(middle - room // 2) <= 2)
 
+    editor = authoring.editor  # type: ignore[attr-defined]
+    gap = editor.instruction_edit.geometry().top() - editor.id_edit.geometry().bottom()
+    assert gap < 30  # the task's fields stay together, not spread over the page
+
     asked: list[str] = []
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: asked.append("folder") or "")
-    editor = authoring.editor  # type: ignore[attr-defined]
     editor.new_from_template("command")
     editor.id_edit.setText("../not-a-file-name")
     assert authoring.save_as_dialog() is None  # type: ignore[attr-defined]
