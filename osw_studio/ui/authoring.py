@@ -192,8 +192,22 @@ class AuthoringPanel(QWidget):
         buttons = QHBoxLayout()
         for button in (self.setup_button, self.record_button, self.evaluate_button, self.validate_button):
             buttons.addWidget(button)
+        step_buttons = QHBoxLayout()
+        for text, name, slot in (
+            ("Delete step", "deleteStep", self.delete_step),
+            ("Move up", "moveStepUp", lambda: self.move_step(-1)),
+            ("Move down", "moveStepDown", lambda: self.move_step(1)),
+        ):
+            button = named(QPushButton(text), name)
+            button.clicked.connect(slot)
+            step_buttons.addWidget(button)
+        steps_box = QWidget()
+        steps_layout = QVBoxLayout(steps_box)
+        steps_layout.setContentsMargins(0, 0, 0, 0)
+        steps_layout.addWidget(self.steps_list, 1)
+        steps_layout.addLayout(step_buttons)
         lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(self.steps_list)
+        lower.addWidget(steps_box)
         lower.addWidget(self.result_tree)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.viewer)
@@ -320,6 +334,13 @@ class AuthoringPanel(QWidget):
         events = self.recorder.stop()
         interval = QApplication.doubleClickInterval() / 1000.0
         self.steps = reduce_events(events, double_click=interval)
+        self._apply_steps()
+        self._say(f"Recorded {len(self.steps)} steps from {len(events)} input events; save to keep them")
+        self._update_buttons()
+        return self.steps
+
+    def _apply_steps(self) -> None:
+        """Make the recorded steps the task's solution (with their screenshots) and list them."""
         task_id = self.editor.data.get("id") or "task"
         end = "fail" if self._infeasible() else "done"
         solution, frames = solution_data(self.steps, str(task_id), end=end)
@@ -327,13 +348,28 @@ class AuthoringPanel(QWidget):
             name: png_bytes(self.recorder.frames[f]) for name, f in frames.items() if isinstance(f, int)
         }
         self.editor.set_solution(solution)
+        row = self.steps_list.currentRow()
         self.steps_list.clear()
         for i, step in enumerate(self.steps, 1):
             self.steps_list.addItem(f"{i}. {step.describe()}")
         self.steps_list.addItem(f"{len(self.steps) + 1}. {end}")
-        self._say(f"Recorded {len(self.steps)} steps from {len(events)} input events; save to keep them")
-        self._update_buttons()
-        return self.steps
+        self.steps_list.setCurrentRow(min(row, len(self.steps) - 1))
+
+    def delete_step(self) -> None:
+        """Delete the recorded step selected in the list (the solution follows)."""
+        row = self.steps_list.currentRow()
+        if 0 <= row < len(self.steps):
+            del self.steps[row]
+            self._apply_steps()
+
+    def move_step(self, by: int) -> None:
+        """Move the selected recorded step up (-1) or down (+1)."""
+        row = self.steps_list.currentRow()
+        to = row + by
+        if 0 <= row < len(self.steps) and 0 <= to < len(self.steps):
+            self.steps[row], self.steps[to] = self.steps[to], self.steps[row]
+            self._apply_steps()
+            self.steps_list.setCurrentRow(to)
 
     def _on_event_recorded(self) -> None:
         """List the steps recorded so far while the recording goes on."""

@@ -3,15 +3,18 @@ reports an invalid task before asking for a folder, in a message box of its own.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from osw_studio.core.actions import dump_actions
 from osw_studio.ui.main_window import MainWindow
 from tests.ui.test_main_window import make_window
 from tests.ui.waiting import until
@@ -72,3 +75,22 @@ async def test_recorded_steps_are_listed_while_recording(qtbot: QtBot, window: M
     assert (
         panel.steps_list.item(0).text().startswith("1. ") and panel.steps_list.item(1).text() == "… recording"
     )
+    await asyncio.sleep(0.8)
+    panel.recorder.on_frame(QImage(16, 9, QImage.Format.Format_RGB32))  # the screen changed: a new step
+    QTest.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=QPoint(int(rect.x + 300), int(rect.y + 200)))
+    await until(lambda: panel.steps_list.count() == 3)
+
+    # stopped: the steps are the solution, and can be reordered and deleted
+    original = list(panel.stop_recording())
+    assert len(original) == 2
+
+    def solution() -> list[object]:
+        return [step["actions"] for step in authoring.editor.data["solution"]]  # type: ignore[attr-defined]
+
+    assert len(solution()) == 3 and solution()[2] == [{"kind": "done"}]
+    panel.steps_list.setCurrentRow(1)
+    panel.findChild(QPushButton, "moveStepUp").click()
+    assert panel.steps == [original[1], original[0]] and panel.steps_list.currentRow() == 0
+    assert solution()[0] == dump_actions(original[1].actions)
+    panel.findChild(QPushButton, "deleteStep").click()
+    assert panel.steps == [original[0]] and len(solution()) == 2 and panel.steps_list.count() == 2
