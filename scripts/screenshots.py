@@ -15,7 +15,10 @@ task's reference solution in approve mode, so every picture shows a real guest s
 - settings.png: the settings dialog;
 - maximised.png: a maximised 1920x1080 window on a 1920x1080 guest, the viewer taking the space so the
   guest's text stays readable;
-- small.png: the same window at 1280x720, the smallest it is made for.
+- small.png: the same window at 1280x720, the smallest it is made for;
+- instruction.png: an instruction typed in the instruction box, to run on the live desktop;
+- switcher.png: the toolbar's profile and agent switcher, its profile list open;
+- authoring.png: the authoring window on a bundled task, as Tasks › Author a task… opens it.
 
 Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR] [--accounting] (only accounting.png, no sandbox)
 """
@@ -33,7 +36,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QRect, QSettings, Qt
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from osw_studio.agent.registry import make_agent
@@ -136,6 +140,8 @@ async def render(window: MainWindow, out: Path) -> None:
     save(dialog, out, "settings.png")
     dialog.reject()
 
+    await render_new_basics(window, out)
+
     # a full-HD guest in a maximised full-HD window, then the smallest window, both live
     settings = window.services.settings
     settings.evaluation = settings.evaluation.model_copy(update={"screen_resolution": (1920, 1080)})
@@ -220,7 +226,7 @@ async def render_accounting(window: MainWindow, out: Path, scratch: Path) -> Non
         await asyncio.sleep(0.3)
         pictures.append(panel.grab())
     # the four tabs side by side in one picture
-    from PySide6.QtGui import QPainter, QPixmap
+    from PySide6.QtGui import QPixmap
 
     width = sum(p.width() for p in pictures[:2])
     height = max(p.height() for p in pictures) * 2
@@ -232,6 +238,38 @@ async def render_accounting(window: MainWindow, out: Path, scratch: Path) -> Non
     painter.end()
     sheet.save(str(out / "accounting.png"))
     print(f"wrote {out / 'accounting.png'}")
+
+
+async def render_new_basics(window: MainWindow, out: Path) -> None:
+    """The instruction box, the profile switcher and the authoring window."""
+    box = window.instruction_box
+    box.text.setText("Open a terminal and list the files on the Desktop")
+    box.text.setFocus()
+    env = await window.services.ensure_env()
+    await window.run_view.watch_env(env)
+    await asyncio.sleep(1.0)
+    save(window, out, "instruction.png")
+
+    switcher = window.switcher
+    switcher.profile.showPopup()
+    await asyncio.sleep(0.5)
+    toolbars = switcher.mapTo(window, switcher.rect().bottomRight()).y() + 8
+    popup = switcher.profile.view().window()
+    shot = window.grab(QRect(0, 0, window.width(), toolbars + popup.height()))
+    painter = QPainter(shot)
+    origin = popup.mapToGlobal(popup.rect().topLeft()) - window.mapToGlobal(window.rect().topLeft())
+    painter.drawPixmap(origin, popup.grab())
+    painter.end()
+    shot.save(str(out / "switcher.png"))
+    print(f"wrote {out / 'switcher.png'}")
+    switcher.profile.hidePopup()
+
+    authoring = window.open_authoring()
+    authoring.open_task(ROOT / "tasks" / "os" / f"{TASK}.json")  # type: ignore[attr-defined]
+    authoring.resize(1400, 860)  # as placed on a 1600x1000 screen (the offscreen screen is smaller)
+    await asyncio.sleep(0.8)
+    save(authoring, out, "authoring.png")
+    authoring.close()
 
 
 def main() -> int:
@@ -247,6 +285,10 @@ def main() -> int:
             {
                 "evaluation": {"screen_resolution": "1280x720", "max_steps": 10},
                 "model_provider": {"model": "replay"},
+                "profiles": {
+                    "ui-tars-7b": {"model": "ui-tars-1.5-7b", "agent": "uitars"},
+                    "qwen3-vl": {"model": "qwen3-vl-8b", "agent": "qwen3vl"},
+                },
             }
         )
         services = Services(

@@ -43,9 +43,9 @@ from osw_studio.core.actions import Action, parse_actions
 from osw_studio.core.errors import OswError
 from osw_studio.envs.base import Env
 from osw_studio.evaluation.result import EvaluationResult
-from osw_studio.tasks.authoring import TEMPLATES, solution_data
+from osw_studio.tasks.authoring import TEMPLATES, check_id, solution_data
 from osw_studio.tasks.demonstration import DemoStep, InputEvent, reduce_events
-from osw_studio.tasks.load import TaskEntry, load_task
+from osw_studio.tasks.load import TaskEntry, load_task, parse_task
 from osw_studio.ui.errors import ErrorReporter
 from osw_studio.ui.frames import FrameStream
 from osw_studio.ui.geometry import widget_to_screen
@@ -74,7 +74,12 @@ class InputRecorder(QObject):
 
     It only observes (the viewer's takeover still sends the input to the guest). Each event is tagged
     with the frame on screen when it happened; the frames that events saw are kept for screenshots.
+
+    Signals:
+        event_recorded(): An input event was kept (the step list follows the recording).
     """
+
+    event_recorded = Signal()
 
     def __init__(self, canvas: ScreenCanvas, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +122,7 @@ class InputRecorder(QObject):
             recorded = self._convert(event)
             if recorded is not None:
                 self.events.append(recorded)
+                self.event_recorded.emit()
         return False
 
     def _convert(self, event: QEvent) -> InputEvent | None:
@@ -167,6 +173,7 @@ class AuthoringPanel(QWidget):
         self.viewer = VmViewer(self)
         self.viewer.canvas.human_input.connect(self._on_human_input)
         self.recorder = InputRecorder(self.viewer.canvas, self)
+        self.recorder.event_recorded.connect(self._on_event_recorded)
         self.setup_button = named(QPushButton("Set up in sandbox"), "setupButton")
         self.record_button = named(QPushButton("Record demonstration"), "recordButton")
         self.record_button.setCheckable(True)
@@ -185,8 +192,22 @@ class AuthoringPanel(QWidget):
         buttons = QHBoxLayout()
         for button in (self.setup_button, self.record_button, self.evaluate_button, self.validate_button):
             buttons.addWidget(button)
+        step_buttons = QHBoxLayout()
+        for text, name, slot in (
+            ("Delete step", "deleteStep", self.delete_step),
+            ("Move up", "moveStepUp", lambda: self.move_step(-1)),
+            ("Move down", "moveStepDown", lambda: self.move_step(1)),
+        ):
+            button = named(QPushButton(text), name)
+            button.clicked.connect(slot)
+            step_buttons.addWidget(button)
+        steps_box = QWidget()
+        steps_layout = QVBoxLayout(steps_box)
+        steps_layout.setContentsMargins(0, 0, 0, 0)
+        steps_layout.addWidget(self.steps_list, 1)
+        steps_layout.addLayout(step_buttons)
         lower = QSplitter(Qt.Orientation.Horizontal)
-        lower.addWidget(self.steps_list)
+        lower.addWidget(steps_box)
         lower.addWidget(self.result_tree)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.viewer)
@@ -313,6 +334,13 @@ class AuthoringPanel(QWidget):
         events = self.recorder.stop()
         interval = QApplication.doubleClickInterval() / 1000.0
         self.steps = reduce_events(events, double_click=interval)
+        self._apply_steps()
+        self._say(f"Recorded {len(self.steps)} steps from {len(events)} input events; save to keep them")
+        self._update_buttons()
+        return self.steps
+
+    def _apply_steps(self) -> None:
+        """Make the recorded steps the task's solution (with their screenshots) and list them."""
         task_id = self.editor.data.get("id") or "task"
         end = "fail" if self._infeasible() else "done"
         solution, frames = solution_data(self.steps, str(task_id), end=end)
@@ -320,13 +348,36 @@ class AuthoringPanel(QWidget):
             name: png_bytes(self.recorder.frames[f]) for name, f in frames.items() if isinstance(f, int)
         }
         self.editor.set_solution(solution)
+        row = self.steps_list.currentRow()
         self.steps_list.clear()
         for i, step in enumerate(self.steps, 1):
             self.steps_list.addItem(f"{i}. {step.describe()}")
         self.steps_list.addItem(f"{len(self.steps) + 1}. {end}")
-        self._say(f"Recorded {len(self.steps)} steps from {len(events)} input events; save to keep them")
-        self._update_buttons()
-        return self.steps
+        self.steps_list.setCurrentRow(min(row, len(self.steps) - 1))
+
+    def delete_step(self) -> None:
+        """Delete the recorded step selected in the list (the solution follows)."""
+        row = self.steps_list.currentRow()
+        if 0 <= row < len(self.steps):
+            del self.steps[row]
+            self._apply_steps()
+
+    def move_step(self, by: int) -> None:
+        """Move the selected recorded step up (-1) or down (+1)."""
+        row = self.steps_list.currentRow()
+        to = row + by
+        if 0 <= row < len(self.steps) and 0 <= to < len(self.steps):
+            self.steps[row], self.steps[to] = self.steps[to], self.steps[row]
+            self._apply_steps()
+            self.steps_list.setCurrentRow(to)
+
+    def _on_event_recorded(self) -> None:
+        """List the steps recorded so far while the recording goes on."""
+        steps = reduce_events(self.recorder.events, double_click=QApplication.doubleClickInterval() / 1000.0)
+        self.steps_list.clear()
+        for i, step in enumerate(steps, 1):
+            self.steps_list.addItem(f"{i}. {step.describe()}")
+        self.steps_list.addItem("… recording")
 
     def _infeasible(self) -> bool:
         evaluator = self.editor.data.get("evaluator")
@@ -401,6 +452,15 @@ class AuthoringPanel(QWidget):
         return result
 
 
+def check_task(data: dict[str, Any]) -> None:
+    """Check a task's data as saving will (its fields and its id), so a bad task is named first.
+
+    Raises:
+        TaskError: Naming the JSON path of what is wrong.
+    """
+    check_id(str(parse_task(dict(data), "the task").id))
+
+
 class AuthoringWindow(QMainWindow):
     """The task-authoring window: the editor beside the sandbox panel, with New, Open, Duplicate, Save.
 
@@ -418,12 +478,14 @@ class AuthoringWindow(QMainWindow):
         task_folder: Path | None = None,
         index: Path | None = None,
         parent: QWidget | None = None,
+        log_file: Path | None = None,
         **provider_options: Any,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("OSW Studio: task authoring")
         self.setObjectName("authoringWindow")
-        self.reporter = reporter or ErrorReporter(self)
+        # errors are shown over this window, not behind it over the main one
+        self.reporter = reporter or ErrorReporter(self, log_file=log_file)
         self.task_folder = task_folder
         self.index = index
         self.editor = TaskEditor()
@@ -477,8 +539,29 @@ class AuthoringWindow(QMainWindow):
         self.panel.files = {}
         return path
 
+    def place(self) -> None:
+        """Size the window to most of its screen and center it there (not a small window in a corner)."""
+        screen = self.screen()
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        width = max(min(area.width(), 1200), int(area.width() * 0.85))
+        height = max(min(area.height(), 760), int(area.height() * 0.85))
+        self.resize(min(width, area.width()), min(height, area.height()))
+        frame = self.frameGeometry()
+        frame.moveCenter(area.center())
+        self.move(frame.topLeft())
+
     def save_as_dialog(self) -> Path | None:
-        """Pick the task folder (and keep the index, if one was chosen) and save there."""
+        """Check the task, then pick the task folder (keeping the index, if one was chosen) and save there.
+
+        An invalid task is reported before any folder is asked for.
+        """
+        try:
+            check_task(self.editor.data)
+        except OswError as exc:
+            self.reporter.report(exc)
+            return None
         name = QFileDialog.getExistingDirectory(self, "Task folder to save into")
         if not name:
             return None

@@ -29,8 +29,8 @@ def error_text(exc: BaseException, log_file: Path | None = None) -> tuple[str, s
     >>> from osw_studio.core.errors import GuestError
     >>> error_text(GuestError("guest did not answer", where="http://127.0.0.1:5000", hint="start it"))
     ('Guest error', 'guest did not answer\n\nWhere: http://127.0.0.1:5000\n\nWhat to do: start it')
-    >>> error_text(KeyError("x"))[0]
-    'Unexpected error'
+    >>> error_text(KeyError("x"))[0], error_text(OswError("bad"))[0]
+    ('Unexpected error', 'Error')
     """
     if isinstance(exc, OswError):
         title = type(exc).__name__.removesuffix("Error").replace("Osw", "") or "Error"
@@ -39,7 +39,7 @@ def error_text(exc: BaseException, log_file: Path | None = None) -> tuple[str, s
             parts.append(f"Where: {exc.where}")
         if exc.hint:
             parts.append(f"What to do: {exc.hint}")
-        return f"{title} error".strip(), "\n\n".join(parts)
+        return ("Error" if title == "Error" else f"{title} error"), "\n\n".join(parts)
     where = f" The details are in {log_file}." if log_file else " The details are in the log."
     body = f"{type(exc).__name__}: {exc}\n\nThis is a bug in OSW Studio.{where} Please report it."
     return "Unexpected error", body

@@ -407,7 +407,8 @@ class MainWindow(QMainWindow):
         from osw_studio.ui.authoring import AuthoringWindow
 
         if self.authoring is None:
-            self.authoring = AuthoringWindow(self.reporter)
+            self.authoring = AuthoringWindow(log_file=self.reporter.log_file)
+            self.authoring.place()
             self.authoring.addAction(self.quit_action)  # Ctrl+Q there quits the app, sandbox and all
         self.authoring.show()
         self.authoring.raise_()

@@ -124,8 +124,9 @@ class RunHistory(QWidget):
             combo.currentIndexChanged.connect(lambda _index: self.apply_filters())
             label = QLabel(name)
             label.setBuddy(combo)
-            filter_row.addWidget(label, n // 3, (n % 3) * 2)
-            filter_row.addWidget(combo, n // 3, (n % 3) * 2 + 1)
+            filter_row.addWidget(label, n // 2, (n % 2) * 2)  # two a row: a narrow dock shows them whole
+            filter_row.addWidget(combo, n // 2, (n % 2) * 2 + 1)
+            filter_row.setColumnStretch((n % 2) * 2 + 1, 1)
             self.filters[name] = combo
         self.where = QLabel(str(root))
         self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

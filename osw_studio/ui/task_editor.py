@@ -382,12 +382,15 @@ class TaskEditor(QWidget):
         self._error = ""
         self.id_edit = named(QLineEdit(), "taskId")
         self.instruction_edit = named(QPlainTextEdit(), "taskInstruction")
-        self.instruction_edit.setMaximumHeight(90)
+        self.instruction_edit.setMaximumHeight(140)
         self.domain_edit = named(QLineEdit("os"), "taskDomain")
         self.apps_edit = named(QLineEdit(), "taskApps")
         self.apps_edit.setPlaceholderText("comma separated, e.g. os, terminal")
         form_page = QWidget()
-        form = QFormLayout(form_page)
+        page = QVBoxLayout(form_page)
+        form = QFormLayout()
+        page.addLayout(form)
+        page.addStretch(1)  # the fields stay together at the top, not spread over the page's height
         form.addRow("Id", self.id_edit)
         form.addRow("Instruction", self.instruction_edit)
         form.addRow("Domain", self.domain_edit)

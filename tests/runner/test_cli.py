@@ -23,12 +23,12 @@ HELLO = TASKS / "os" / "write-hello-file.json"
 
 
 def osw(
-    *args: str, home: Path, stdin: str | None = None, timeout: float = 120
+    *args: str, home: Path, stdin: str | None = None, timeout: float = 120, **env: str
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "osw_studio", *args],
         cwd=ROOT,
-        env=fresh_env(home),
+        env=fresh_env(home, **env),
         input=stdin,
         capture_output=True,
         text=True,
@@ -160,27 +160,18 @@ def test_an_instruction_runs_without_a_task_file(tmp_path: Path) -> None:
             )
         )
         out = tmp_path / "runs"
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "osw_studio",
-                "--config",
-                str(config),
-                "run",
-                "--instruction",
-                "Click the terminal.",
-                "--agent",
-                "osworld",
-                "--out",
-                str(out),
-            ],
-            cwd=ROOT,
-            env=fresh_env(tmp_path, OSW_STUDIO_API_KEY="sk-test"),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+        proc = osw(
+            "--config",
+            str(config),
+            "run",
+            "--instruction",
+            "Click the terminal.",
+            "--agent",
+            "osworld",
+            "--out",
+            str(out),
+            home=tmp_path,
+            OSW_STUDIO_API_KEY="sk-test",
         )
         assert proc.returncode == 0, proc.stderr
         prompt = json.dumps(server.requests[0].json)

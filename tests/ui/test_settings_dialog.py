@@ -20,6 +20,21 @@ from tests.fakes.memory_keyring import MemoryKeyring
 from tests.fakes.openai_server import FakeOpenAIServer
 
 
+def settings_window(qtbot: QtBot, path: Path, qsettings: QSettings) -> tuple[Settings, MainWindow]:
+    """The main window over the bundled tasks, with empty settings loaded from ``path``."""
+    path.write_text("{}", encoding="utf-8")
+    settings = load_settings(path)
+    window = MainWindow(
+        TaskLibrary.from_paths(task_sources(None)),
+        Services(settings, path.parent / "runs"),
+        qsettings=qsettings,
+    )
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return settings, window
+
+
 def _dialog(qtbot: QtBot, settings: Settings) -> SettingsDialog:
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
@@ -158,14 +173,7 @@ async def test_the_task_suite_field_is_checked_saved_and_the_task_list_reloads_f
     )
     (tmp_path / "empty").mkdir()
     path = tmp_path / "settings.json"
-    path.write_text("{}", encoding="utf-8")
-    settings = load_settings(path)
-    window = MainWindow(
-        TaskLibrary.from_paths(task_sources(None)), Services(settings, tmp_path / "runs"), qsettings=qsettings
-    )
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    settings, window = settings_window(qtbot, path, qsettings)
     bundled = len(window.library)
     assert not window.tasks.select_task("my-own-task")
 
@@ -217,14 +225,7 @@ def test_two_new_profiles_in_one_session_are_both_saved_without_a_false_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = tmp_path / "settings.json"
-    path.write_text("{}", encoding="utf-8")
-    settings = load_settings(path)
-    window = MainWindow(
-        TaskLibrary.from_paths(task_sources(None)), Services(settings, tmp_path / "runs"), qsettings=qsettings
-    )
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    _, window = settings_window(qtbot, path, qsettings)
     dialog = window.open_settings()
     names = ["alpha", "beta"]
     monkeypatch.setattr(QInputDialog, "getText", lambda *_args: (names.pop(0), True))

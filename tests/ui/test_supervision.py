@@ -48,6 +48,19 @@ async def start_approve_run(window: MainWindow, task_id: str) -> None:
     await until(lambda: window.inspector.approve_button.isEnabled(), 60)
 
 
+async def edit_arguments_cell(qtbot: QtBot, window: MainWindow) -> QLineEdit:
+    """Check Edit and open the first action's arguments cell; its editor."""
+    inspector = window.inspector
+    qtbot.mouseClick(inspector.edit_button, Qt.MouseButton.LeftButton)
+    table = inspector.editor.table
+    table.setFocus()
+    table.editItem(table.item(0, 1))
+    await until(lambda: isinstance(QApplication.focusWidget(), QLineEdit))
+    cell = QApplication.focusWidget()
+    assert isinstance(cell, QLineEdit)
+    return cell
+
+
 async def test_enter_in_an_edited_cell_runs_and_records_the_edit(
     qtbot: QtBot, window: MainWindow, model_server: FakeOpenAIServer
 ) -> None:
@@ -64,13 +77,8 @@ async def test_enter_in_an_edited_cell_runs_and_records_the_edit(
     )
 
     # Edit, open the argument cell, change it and finish the cell with Enter
-    qtbot.mouseClick(inspector.edit_button, Qt.MouseButton.LeftButton)
+    cell = await edit_arguments_cell(qtbot, window)
     table = inspector.editor.table
-    table.setFocus()
-    table.editItem(table.item(0, 1))
-    await until(lambda: isinstance(QApplication.focusWidget(), QLineEdit))
-    cell = QApplication.focusWidget()
-    assert isinstance(cell, QLineEdit)
     cell.setText('{"text": "echo hello > ~/Desktop/hello.txt\\n"}')
     QTest.keyClick(cell, Qt.Key.Key_Return)
     if inspector.approve_button.isEnabled():  # Enter only ended the cell: Enter again approves
@@ -100,14 +108,7 @@ async def test_tab_in_an_edited_cell_runs_the_edit(
 ) -> None:
     model_server.queue(code("pyautogui.click(500, 340)"), code("pyautogui.click(100, 100)"))
     await start_approve_run(window, "write-hello-file")
-    inspector = window.inspector
-    qtbot.mouseClick(inspector.edit_button, Qt.MouseButton.LeftButton)
-    table = inspector.editor.table
-    table.setFocus()
-    table.editItem(table.item(0, 1))
-    await until(lambda: isinstance(QApplication.focusWidget(), QLineEdit))
-    cell = QApplication.focusWidget()
-    assert isinstance(cell, QLineEdit)
+    cell = await edit_arguments_cell(qtbot, window)
     cell.setText('{"x": 510, "y": 350}')
     QTest.keyClick(cell, Qt.Key.Key_Tab)  # Tab finishes the edit, which runs: no second key needed
     await until(lambda: len(window.timeline.records) == 1)
