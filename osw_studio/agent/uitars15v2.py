@@ -17,13 +17,11 @@ import contextlib
 from typing import Any
 
 from osw_studio.actions import CoordinateSpace, render_uitars
-from osw_studio.agent.images import PreparedImage
-from osw_studio.agent.model_agent import Message, image_part, text_part
+from osw_studio.agent.model_agent import Message, text_part
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import reference_prompt
 from osw_studio.agent.uitars import UITarsAgent
 from osw_studio.core.errors import ActionParseError
-from osw_studio.core.observation import Observation
 from osw_studio.core.step import StepRecord
 
 MODULE = "mm_agents/uitars15_v2.py"
@@ -70,21 +68,9 @@ class UITars15V2Agent(UITarsAgent):
                 text = render_uitars(step.executed, space, thought=step.thought)
         return {"role": "assistant", "content": text or "Action: wait()"}
 
-    def build_messages(
-        self, instruction: str, observation: Observation, image: PreparedImage
-    ) -> tuple[list[Message], CoordinateSpace]:
-        """The request's messages for this step (and the frame of the reply), remembering the image."""
-        space = self.coordinate_space(observation.size, image.size)
-        messages: list[Message] = [{"role": "user", "content": [text_part(self.prompt(instruction))]}]
-        first_image = len(self.history) - max(0, self.profile.history_window - 1)
-        for index, step in enumerate(self.history):
-            past = self.history_image(index)
-            if index >= first_image and past is not None:
-                messages.append({"role": "user", "content": [image_part(past)]})
-            messages.append(self.assistant_turn(step, space))
-        messages.append({"role": "user", "content": [image_part(image)]})
-        self.remember_image(image)
-        return messages, space
+    def opening(self, instruction: str) -> list[Message]:
+        """The request's first message: the prompt, with no system message."""
+        return [{"role": "user", "content": [text_part(self.prompt(instruction))]}]
 
     def sampling(self, temperature: float | None) -> dict[str, Any]:
         """``temperature`` and ``max_tokens``: its run script leaves top_p to the server."""

@@ -19,7 +19,6 @@ history when the server says the context is too large, where our model call repo
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 import pytest
@@ -31,17 +30,12 @@ from osw_studio.settings import Settings
 from tests.parity.conftest import UPSTREAM
 from tests.parity.episodes import SCRIPTED_OPENAI, assert_same_requests, observations, run_ours, screen
 from tests.parity.reference import Reference
+from tests.parity.test_agents_qwen3vl import call  # EvoCUA writes its tool calls as Qwen3-VL does
 from tests.parity.test_agents_uitars import assert_same_actions, reference_actions, unpaced
 
 pytestmark = pytest.mark.timeout(120)
 
 INSTRUCTION = "Open the File menu and save the document as report.odt."
-
-
-def call(action: str, **arguments: Any) -> str:
-    """A tool call as EvoCUA writes it."""
-    payload = json.dumps({"name": "computer_use", "arguments": {"action": action, **arguments}})
-    return f"<tool_call>\n{payload}\n</tool_call>"
 
 
 TYPED = 1
