@@ -45,21 +45,8 @@ class EvoCUAAgent(Qwen3VLAgent):
     name = kind = "evocua"
 
     def load_reference(self) -> CodePrompt | None:
-        """OSWorld's EvoCUA S2 prompt code (None: not found)."""
+        """OSWorld's EvoCUA S2 prompt code (None: not found), evaluated as the Qwen3-VL agent's is."""
         return evocua_prompt()
-
-    def texts(self, instruction: str, previous: str, image: tuple[int, int]) -> tuple[str, str]:
-        """The system prompt and the instruction text for this step."""
-        if self._reference is not None:
-            values = self._reference.evaluate(
-                self_coordinate_type=self.coordinate_type,
-                p_width=image[0],
-                p_height=image[1],
-                instruction=instruction,
-                previous_actions_str=previous,
-            )
-            return str(values["system_prompt"]), str(values["instruction_prompt"])
-        return super().texts(instruction, previous, image)
 
     def sampling(self, temperature: float | None) -> dict[str, Any]:
         """``temperature``, ``top_p`` and ``max_tokens``, as OSWorld's agent sends."""

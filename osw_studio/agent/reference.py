@@ -676,8 +676,9 @@ def evocua_prompt() -> CodePrompt | None:
     The expressions are those of ``EvoCUAAgent._predict_s2`` (the resolution line, the tool's description,
     the system prompt) and ``_build_s2_messages`` (the instruction text), with the string constants of
     ``mm_agents/evocua/prompts.py`` and the dictionary its ``build_s2_tools_def`` returns. Evaluate with
-    ``self_coordinate_type``, ``p_width``, ``p_height``, ``instruction`` and ``previous_actions_str``;
-    ``system_prompt`` and ``instruction_prompt`` are the texts sent.
+    the names :func:`qwen3vl_prompt` takes (``self_coordinate_type``, ``processed_width``,
+    ``processed_height``, ``instruction``, ``previous_actions_str``); ``system_prompt`` and
+    ``instruction_prompt`` are the texts sent.
 
     Raises:
         SettingsError: If the code found has another shape.
@@ -716,9 +717,16 @@ def evocua_prompt() -> CodePrompt | None:
         # build_s2_tools_def's parameter is bound to its argument just before its body is evaluated
         at = order.index("tools_def")
         bound = (*prompt.expressions[:at], (parameter, tools.args[0]), *prompt.expressions[at:])
+        # its image size is named as in the Qwen3-VL agent's prompt code, which this one grew from
+        names = (("p_width", ast.Name(id="processed_width")), ("p_height", ast.Name(id="processed_height")))
+        bound = (*names, *bound)
         prompt = CodePrompt(expressions=bound, source=prompt.source, sha256=prompt.sha256)
         prompt.evaluate(
-            self_coordinate_type="relative", p_width=1, p_height=1, instruction="", previous_actions_str=""
+            self_coordinate_type="relative",
+            processed_width=1,
+            processed_height=1,
+            instruction="",
+            previous_actions_str="",
         )
     except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
         raise SettingsError(

@@ -154,15 +154,19 @@ class UITarsAgent(ModelAgent):
                 text = render_uitars(step.executed, space, thought=step.thought)
         return {"role": "assistant", "content": [text_part(add_box_tokens(text or "Action: wait()"))]}
 
+    def opening(self, instruction: str) -> list[Message]:
+        """The request's first messages: the system message and the prompt."""
+        return [
+            {"role": "system", "content": [text_part(SYSTEM)]},
+            {"role": "user", "content": [text_part(self.prompt(instruction))]},
+        ]
+
     def build_messages(
         self, instruction: str, observation: Observation, image: PreparedImage
     ) -> tuple[list[Message], CoordinateSpace]:
         """The request's messages for this step (and the frame of the reply), remembering the image."""
         space = self.coordinate_space(observation.size, image.size)
-        messages: list[Message] = [
-            {"role": "system", "content": [text_part(SYSTEM)]},
-            {"role": "user", "content": [text_part(self.prompt(instruction))]},
-        ]
+        messages = self.opening(instruction)
         # The current screenshot counts in the window: history gets window - 1 images.
         first_image = len(self.history) - max(0, self.profile.history_window - 1)
         for index, step in enumerate(self.history):

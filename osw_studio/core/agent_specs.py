@@ -82,6 +82,18 @@ SPECS: tuple[AgentSpec, ...] = (
         summary="UI-TARS: Thought/Action replies",
     ),
     AgentSpec(
+        id="uitars15v2",
+        entry="osw_studio.agent.uitars15v2:UITars15V2Agent",
+        needs_model=True,
+        language="uitars",
+        coordinate_mode="rel1000",
+        action_space="uitars",
+        history_window=5,
+        reference="mm_agents/uitars15_v2.py",
+        presets=("uitars-1.5-v2",),
+        summary="UI-TARS-1.5 through OSWorld's v2 agent: <point> replies in thousandths, no system message",
+    ),
+    AgentSpec(
         id="qwen3vl",
         entry="osw_studio.agent.qwen3vl:Qwen3VLAgent",
         needs_model=True,

@@ -468,6 +468,14 @@ PRESETS: dict[str, Profile] = {
         top_p=1.0, max_tokens=500, frequency_penalty=1.0, prompts="reference", call_user_tries=0,
         parse_tries=1, parse_exhausted="done", settle_seconds=5.0,
     ),
+    # UI-TARS-1.5 through OSWorld's mm_agents/uitars15_v2.py with run_multienv_uitars15_v2.py's defaults
+    # (model_type doubao: thousandths of the screen; temperature 0, no top_p: the agent sends none;
+    # 3000 tokens, no thinking, language Chinese; five screenshots). A reply it cannot read is asked
+    # again with the same request, three calls in all, then the task fails.
+    "uitars-1.5-v2": Profile(
+        agent="uitars15v2", coordinate_mode="rel1000", history_window=5, temperature=0.0,
+        max_tokens=3000, prompts="reference", call_user_tries=0, parse_tries=3, parse_exhausted="fail",
+    ),
     # UI-TARS 1.0 and Qwen2-VL models write 0-1000 on both axes (model_type qwen2vl).
     "uitars-1.0": Profile(
         agent="uitars", coordinate_mode="rel1000", history_window=5, temperature=1.0, top_p=0.9,

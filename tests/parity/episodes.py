@@ -97,6 +97,46 @@ class Client:
 ``requests`` and answers ``replies`` in order (for agents that make their own client)."""
 
 
+OPENAI_AGENT_EPISODE = (
+    SCRIPTED_OPENAI
+    + """
+import base64, types
+agent_module = load(module)
+
+agent_module.openai = types.SimpleNamespace(OpenAI=Client)
+agent = getattr(agent_module, agent_class)(model=model, **arguments)
+agent.reset()
+for shot in shots:
+    _, code = agent.predict(instruction, {"screenshot": base64.b64decode(shot)})
+    actions.append(code)
+result = {"requests": requests, "actions": actions}
+"""
+)
+"""Reference-side code that builds ``agent_class`` of ``module`` with ``arguments``, its ``openai.OpenAI``
+replaced by :data:`SCRIPTED_OPENAI`'s recorder, and plays ``shots``; it leaves the requests and actions."""
+
+
+def openai_agent_episode(
+    reference: Reference,
+    agent: str,
+    model: str,
+    arguments: dict[str, Any],
+    instruction: str,
+    size: tuple[int, int],
+    replies: Sequence[str],
+) -> dict[str, Any]:
+    """An OSWorld agent that makes its own OpenAI client (``agent``: ``module:Class``) through the episode.
+
+    One :func:`screen` of ``size`` per reply; returns ``{"requests": [...], "actions": [...]}``.
+    """
+    module, agent_class = agent.split(":")
+    shots = [base64.b64encode(screen(i, size)).decode() for i in range(1, len(replies) + 1)]
+    values = {"module": module, "agent_class": agent_class, "model": model, "arguments": arguments,
+              "instruction": instruction, "shots": shots, "replies": list(replies)}  # fmt: skip
+    code = "".join(f"{name} = {value!r}\n" for name, value in values.items()) + OPENAI_AGENT_EPISODE
+    return reference.exec(code)  # type: ignore[no-any-return]
+
+
 def screen(step: int, size: tuple[int, int] = (1920, 1080)) -> bytes:
     """A distinct screenshot per step (PNG): a window, a button and the step's mark."""
     image = Image.new("RGB", size, (30 + step * 20, 60, 110))

@@ -18,8 +18,6 @@ history when the server says the context is too large, where our model call repo
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
 
 import pytest
@@ -29,19 +27,14 @@ from osw_studio.agent.faithful import faithfulness
 from osw_studio.core.actions import Click, Fail, Typing
 from osw_studio.settings import Settings
 from tests.parity.conftest import UPSTREAM
-from tests.parity.episodes import SCRIPTED_OPENAI, assert_same_requests, observations, run_ours, screen
+from tests.parity.episodes import assert_same_requests, observations, openai_agent_episode, run_ours
 from tests.parity.reference import Reference
+from tests.parity.test_agents_qwen3vl import call  # EvoCUA writes its tool calls as Qwen3-VL does
 from tests.parity.test_agents_uitars import assert_same_actions, reference_actions, unpaced
 
 pytestmark = pytest.mark.timeout(120)
 
 INSTRUCTION = "Open the File menu and save the document as report.odt."
-
-
-def call(action: str, **arguments: Any) -> str:
-    """A tool call as EvoCUA writes it."""
-    payload = json.dumps({"name": "computer_use", "arguments": {"action": action, **arguments}})
-    return f"<tool_call>\n{payload}\n</tool_call>"
 
 
 TYPED = 1
@@ -73,30 +66,18 @@ RUN_SCRIPT = {
     "max_steps": 50,
 }
 
-REFERENCE_EPISODE = (
-    SCRIPTED_OPENAI
-    + """
-import base64, types
-agent_module = load("mm_agents.evocua.evocua_agent")
-
-agent_module.openai = types.SimpleNamespace(OpenAI=Client)
-agent = agent_module.EvoCUAAgent(model=model, screen_size=size, **run_script)
-agent.reset()
-for shot in shots:
-    _, code = agent.predict(instruction, {"screenshot": base64.b64decode(shot)})
-    actions.append(code)
-result = {"requests": requests, "actions": actions}
-"""
-)
-
 
 def reference_episode(reference: Reference, size: tuple[int, int], replies: list[str]) -> dict[str, Any]:
-    shots = [base64.b64encode(screen(i, size)).decode() for i in range(1, len(replies) + 1)]
-    code = (
-        f"model = 'EvoCUA-S2'\nrun_script = {RUN_SCRIPT!r}\ninstruction = {INSTRUCTION!r}\nsize = {size!r}\n"
-        f"shots = {shots!r}\nreplies = {replies!r}\n" + REFERENCE_EPISODE
+    arguments = {**RUN_SCRIPT, "screen_size": size}
+    return openai_agent_episode(
+        reference,
+        "mm_agents.evocua.evocua_agent:EvoCUAAgent",
+        "EvoCUA-S2",
+        arguments,
+        INSTRUCTION,
+        size,
+        replies,
     )
-    return reference.exec(code)  # type: ignore[no-any-return]
 
 
 CASES = [((1920, 1080), len(REPLIES)), ((1280, 720), 6)]

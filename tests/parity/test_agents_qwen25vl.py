@@ -15,7 +15,6 @@ clamp it to the last pixel (no such point here).
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
@@ -24,7 +23,7 @@ import pytest
 from osw_studio.agent.qwen25vl import Qwen25VLAgent
 from osw_studio.core.actions import Click
 from tests.parity.conftest import UPSTREAM
-from tests.parity.episodes import SCRIPTED_OPENAI, assert_same_requests, observations, run_ours, screen
+from tests.parity.episodes import assert_same_requests, observations, openai_agent_episode, run_ours
 from tests.parity.reference import Reference
 from tests.parity.test_agents_uitars import assert_same_actions
 
@@ -55,30 +54,18 @@ REPLIES = [  # pixels of the 1316x728 image a 1920x1080 screen is sent as
 ]
 RUN_SCRIPT = {"max_tokens": 1500, "top_p": 0.9, "temperature": 1.0}
 
-REFERENCE_EPISODE = (
-    SCRIPTED_OPENAI
-    + """
-import base64, copy, types
-agent_module = load("mm_agents.qwen25vl_agent")
-
-agent_module.openai = types.SimpleNamespace(OpenAI=Client)
-agent = agent_module.Qwen25VLAgent(model=model, **run_script)
-agent.reset()
-for shot in shots:
-    _, code = agent.predict(instruction, {"screenshot": base64.b64decode(shot)})
-    actions.append(code)
-result = {"requests": requests, "actions": actions}
-"""
-)
-
 
 def reference_episode(reference: Reference, size: tuple[int, int], replies: list[str]) -> dict[str, Any]:
-    shots = [base64.b64encode(screen(i, size)).decode() for i in range(1, len(replies) + 1)]
-    code = (
-        f"model = 'qwen2.5-vl'\nrun_script = {RUN_SCRIPT!r}\ninstruction = {INSTRUCTION!r}\n"
-        f"shots = {shots!r}\nreplies = {replies!r}\n" + REFERENCE_EPISODE
+    arguments = {**RUN_SCRIPT}
+    return openai_agent_episode(
+        reference,
+        "mm_agents.qwen25vl_agent:Qwen25VLAgent",
+        "qwen2.5-vl",
+        arguments,
+        INSTRUCTION,
+        size,
+        replies,
     )
-    return reference.exec(code)  # type: ignore[no-any-return]
 
 
 CASES = [((1920, 1080), len(REPLIES)), ((1280, 720), 6)]
