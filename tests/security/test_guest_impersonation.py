@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from osw_studio.envs.local import LocalEnv, LocalProvider
-from tests.security.test_relays import NOBODY, OTHER_PYTHON
+from tests.security.test_relays import OTHER_PYTHON, as_other_user
 
 pytestmark = [
     pytest.mark.timeout(180),
@@ -129,15 +128,5 @@ async def test_a_forwarded_guest_port_serves_this_user_only(env: LocalEnv) -> No
         "try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=5).read()[:40])\n"
         "except Exception as e:\n    print('refused', type(e).__name__)\n"
     )
-    done = await asyncio.to_thread(
-        subprocess.run,
-        [OTHER_PYTHON, "-I", "-c", probe, f"http://127.0.0.1:{port}/"],
-        user=NOBODY,
-        group=NOBODY,
-        extra_groups=[],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        cwd="/",
-    )
+    done = await asyncio.to_thread(as_other_user, probe, f"http://127.0.0.1:{port}/")
     assert done.stdout.startswith("refused"), done
