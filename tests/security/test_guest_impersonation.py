@@ -7,6 +7,8 @@ tries to reach into the server process itself (its descriptors, memory and envir
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +17,7 @@ import httpx
 import pytest
 
 from osw_studio.envs.local import LocalEnv, LocalProvider
+from tests.security.test_relays import OTHER_PYTHON, as_other_user
 
 pytestmark = [
     pytest.mark.timeout(180),
@@ -102,3 +105,28 @@ async def test_a_task_cannot_reach_into_the_guest_server_process(env: LocalEnv) 
     )
     assert "FD-LISTED" not in out and "MAPS-READ" not in out, out
     assert env.token not in out
+
+
+@pytest.mark.skipif(shutil.which("socat") is None, reason="socat forwards guest ports")
+@pytest.mark.skipif(os.geteuid() != 0 or not Path(OTHER_PYTHON).exists(), reason="another user needs root")
+async def test_a_forwarded_guest_port_serves_this_user_only(env: LocalEnv) -> None:
+    """As the guest's Chromium DevTools port is forwarded: no token there, so the relay decides."""
+    await env.guest.launch(["python3", "-m", "http.server", "--bind", "127.0.0.1", "9333"])
+    url = await env.guest_port_url(9333)
+    body = ""
+    async with httpx.AsyncClient(timeout=5) as http:
+        for _ in range(100):
+            try:
+                body = (await http.get(f"{url}/")).text
+                break
+            except httpx.HTTPError:
+                await asyncio.sleep(0.1)
+    assert "Directory listing" in body
+    port = url.rsplit(":", 1)[1]
+    probe = (
+        "import urllib.request, sys\n"
+        "try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=5).read()[:40])\n"
+        "except Exception as e:\n    print('refused', type(e).__name__)\n"
+    )
+    done = await asyncio.to_thread(as_other_user, probe, f"http://127.0.0.1:{port}/")
+    assert done.stdout.startswith("refused"), done

@@ -121,6 +121,20 @@ print(opened, answered)
 """
 
 
+def as_other_user(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run Python ``code`` as ``nobody`` (another local user), with ``args``; what it printed."""
+    return subprocess.run(
+        [OTHER_PYTHON, "-I", "-c", code, *args],
+        user=NOBODY,
+        group=NOBODY,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd="/",
+    )
+
+
 def _attacker(port: int, count: int, seconds: float) -> subprocess.Popen[str]:
     """Another local user holding ``count`` silent half-requests open, reconnecting each one closed."""
     return subprocess.Popen(
@@ -147,16 +161,7 @@ def test_another_local_user_is_refused_before_anything_reaches_the_guest(
         "except OSError as e:\n"
         "    print(type(e).__name__)\n"
     )
-    done = subprocess.run(
-        [OTHER_PYTHON, "-I", "-c", probe, str(forward.port)],
-        user=NOBODY,
-        group=NOBODY,
-        extra_groups=[],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        cwd="/",
-    )
+    done = as_other_user(probe, str(forward.port))
     assert done.stdout.strip() in ("b''", "ConnectionResetError", "BrokenPipeError"), done
     assert upstream.connections == 0
     # This user's own request is served.
@@ -172,14 +177,14 @@ def test_a_slowloris_of_another_user_does_not_starve_real_requests(
     try:
         time.sleep(1.0)  # let it fill whatever it can
         served = 0
-        with httpx.Client(timeout=3) as http:
+        with httpx.Client(timeout=15) as http:  # under load: starved would be never, not slow
             for _ in range(19):
                 served += http.get(f"{forward.url}/", headers={"Connection": "close"}).text == "ok"
     finally:
         out, _ = attacker.communicate(timeout=30)
     opened, answered = map(int, out.split())
-    assert served == 19
-    assert opened > 300  # it kept reconnecting: every connection was closed at once
+    assert served == 19, out
+    assert opened >= 300, out  # it kept reconnecting: every connection was closed at once
     assert answered == 0
     assert upstream.connections == 19  # no attacker connection ever reached the guest
 
