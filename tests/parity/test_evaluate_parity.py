@@ -54,7 +54,7 @@ def failing_guest() -> Iterator[int]:
         thread.join(timeout=5)
 
 
-ENV = "class Env:\n    vm_ip = '127.0.0.1'\n    server_port = {port}\n"
+ENV = "class Env:\n    vm_ip = '127.0.0.1'\n    vm_machine = 'x86_64'\n    server_port = {port}\n"
 
 
 def test_osworld_getter_gives_none_on_http_500(metric_reference: Reference, failing_guest: int) -> None:

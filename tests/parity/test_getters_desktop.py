@@ -235,6 +235,7 @@ ENV = """
 class Env:
     vm_ip = "127.0.0.1"
     vm_platform = "Linux"
+    vm_machine = "x86_64"  # upstream getters read the guest's architecture
     server_port = {port}
     vlc_port = {vlc_port}
     cache_dir = {cache!r}
