@@ -51,6 +51,10 @@ class MetricScorer(Protocol):
         """The score of ``metric(*args, **options)``."""
         ...
 
+    async def reference(self) -> dict[str, str]:
+        """Which code scores: ``evaluator``, ``version`` and what else tells it apart."""
+        ...
+
 
 def ended_with_fail(actions: Sequence[Action]) -> bool:
     """Whether the agent's last action was FAIL (OSWorld's ``action_history[-1] == "FAIL"``).
@@ -119,8 +123,23 @@ async def evaluate(
     cache_dir = cache_dir or env.asset_cache
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="osw-eval-") as tmp:
-            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps, metrics)
-    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps, metrics)
+            result = await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps, metrics)
+    else:
+        result = await _evaluate(env, task, actions, cache_dir, task_dir, run_steps, metrics)
+    return result.model_copy(update={"scored_by": await scored_by(metrics)})
+
+
+async def scored_by(metrics: MetricScorer | None) -> dict[str, str]:
+    """What ``result.json`` records of who scored: ours (with OSW Studio's version) or ``metrics``'."""
+    if metrics is not None:
+        return await metrics.reference()
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("osw-studio")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        ours = "unknown"
+    return {"evaluator": "osw-studio", "version": ours}
 
 
 async def _evaluate(

@@ -55,6 +55,11 @@ class EvaluationResult(BaseModel):
     conj: str | None = None
     reason: str
     metrics: list[MetricOutcome] = Field(default_factory=list)
+    scored_by: dict[str, str] = Field(
+        default_factory=dict,
+        description="who scored: evaluator (osw-studio or osworld) and version; for osworld also reference "
+        "(package or checkout), path and digest (of OSWorld's evaluator sources)",
+    )
 
     @property
     def success(self) -> bool:

@@ -74,6 +74,8 @@ class EpisodeConfig:
             (OSWorld's own metric functions in the side environment, over the files our getters fetched).
         reference_python: The side environment's interpreter for ``osworld`` (None: the default, see
             :func:`osw_studio.evaluation.osworld.reference_python`).
+        reference_osworld: The OSWorld checkout whose metric code ``osworld`` runs (None: the
+            ``desktop-env`` package of the side environment).
     """
 
     max_steps: int = 30
@@ -86,6 +88,7 @@ class EpisodeConfig:
     call_user_tries: int | None = None
     evaluator: EvaluatorKind = "osw-studio"
     reference_python: str | None = None
+    reference_osworld: str | None = None
 
     @property
     def is_attended(self) -> bool:

@@ -156,6 +156,7 @@ def plan_recipe(
         attended=attended,
         evaluator=evaluator or settings.evaluation.evaluator,
         reference_python=settings.evaluation.reference_python,
+        reference_osworld=settings.evaluation.reference_osworld,
     )
     run_meta = {
         "provider": provider,

@@ -142,6 +142,11 @@ class Evaluation(_Section):
     reference_python: str | None = Field(
         default=None, description="the side environment's python for evaluator osworld (default .venv-ref)"
     )
+    reference_osworld: str | None = Field(
+        default=None,
+        description="an OSWorld checkout (a folder holding desktop_env/) whose code evaluator osworld runs "
+        "(default: the desktop-env package of the side environment)",
+    )
 
     @field_validator("screen_resolution", mode="before")
     @classmethod
