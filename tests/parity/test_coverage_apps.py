@@ -92,6 +92,7 @@ VLCRC_KEYS = {
         ["0", 0, "1"],
     ),
     "check_global_key_play_pause": ("global-key-play-pause", "expected_global_key_play_pause", ["1", 1, "0"]),
+    "check_play_and_exit": ("play-and-exit", "expected_play_and_exit", ["1", 1, "0", 0]),
 }
 VLCRC_LINES = [
     [],
