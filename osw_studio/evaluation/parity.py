@@ -103,6 +103,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric check_structure_sim_resized",
         "metric check_structure_sim_with_threshold",
         "metric check_play_and_exit",
+        "metric check_highlighted_words",
         "metric check_thunderbird_folder",
         "metric check_tabstops",
         "metric check_textbox_on_leftside",

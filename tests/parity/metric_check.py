@@ -36,7 +36,8 @@ REF_MODULES = {
     "slides": "compare_pptx_files",
     "docs": (
         "compare_docx_files compare_docx_tables compare_docx_images compare_line_spacing compare_font_names "
-        "compare_subscript_contains has_page_numbers_in_footers is_first_line_centered"
+        "compare_subscript_contains has_page_numbers_in_footers is_first_line_centered "
+        "check_highlighted_words"
     ),
     "gimp": "check_config_status",
     "thunderbird": "check_thunderbird_prefs",
