@@ -56,7 +56,7 @@ _BOOT = (
     "import resource, runpy, sys\n"
     "for kind, value in ((resource.RLIMIT_AS, {mem}), (resource.RLIMIT_FSIZE, {fsize})):\n"
     "    resource.setrlimit(kind, (value, value))\n"
-    "sys.argv = [{worker!r}]\n"
+    "sys.argv = [{worker!r}, *{args!r}]\n"
     "runpy.run_path({worker!r}, run_name='__main__')\n"
 )
 
@@ -150,12 +150,14 @@ class Confined:
         code: More host folders the reference's code lives in (an OSWorld checkout), shown read-only.
         env: More environment variables for the worker (none of the host's is passed on otherwise,
             but for :data:`_PASSED_ENV`).
+        args: Arguments for the worker script (its ``sys.argv[1:]``).
     """
 
     python: Path
     worker: Path
     code: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
 
     def argv(self, readable: Iterable[str], scratch: Path) -> list[str]:
         """The bwrap command line: see the module docs for what the worker sees."""
@@ -164,7 +166,7 @@ class Confined:
         env = {k: v for k in _PASSED_ENV if (v := os.environ.get(k)) is not None}
         env |= dict(self.env)
         env |= {"HOME": SANDBOX_HOME, "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
-        boot = _BOOT.format(mem=MAX_MEMORY, fsize=MAX_FILE, worker=str(self.worker))
+        boot = _BOOT.format(mem=MAX_MEMORY, fsize=MAX_FILE, worker=str(self.worker), args=list(self.args))
         python_dir = str(self.python.parent)
         return [
             "bwrap",

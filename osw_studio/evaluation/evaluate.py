@@ -11,7 +11,10 @@ The semantics are OSWorld's (``DesktopEnv.evaluate``):
   at the first 1 (score 1), else takes the maximum;
 - a result file that does not exist scores that metric 0;
 - a guest that answers a command with HTTP 5xx gives the getter no value (OSWorld's getters return
-  None): the metric is called with None and scores it (0 for every metric here);
+  None): the metric is called with None and scores it (0 for every metric here); a metric that cannot
+  take None scores 0 (OSWorld's run scores such a task 0);
+- what points at the environment rather than the agent (a guest that failed a command, a missing
+  ``cache_file`` or expected file) is listed in the result's ``environment``, beside the score;
 - a metric may score in [-1, 1] (SSIM can be negative) and is combined as is; a negative task score
   is reported as 0, with OSWorld's value in the reason.
 
@@ -51,6 +54,10 @@ class MetricScorer(Protocol):
         self, metric: str, args: list[Any], options: dict[str, Any], *, files: Path | None = None
     ) -> float:
         """The score of ``metric(*args, **options)``; ``files`` is the folder the fetched files are in."""
+        ...
+
+    async def reference(self) -> dict[str, str]:
+        """Which code scores: ``evaluator``, ``version`` and what else tells it apart."""
         ...
 
 
@@ -121,8 +128,23 @@ async def evaluate(
     cache_dir = cache_dir or env.asset_cache
     if cache_dir is None:
         with tempfile.TemporaryDirectory(prefix="osw-eval-") as tmp:
-            return await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps, metrics)
-    return await _evaluate(env, task, actions, cache_dir, task_dir, run_steps, metrics)
+            result = await _evaluate(env, task, actions, Path(tmp), task_dir, run_steps, metrics)
+    else:
+        result = await _evaluate(env, task, actions, cache_dir, task_dir, run_steps, metrics)
+    return result.model_copy(update={"scored_by": await scored_by(metrics)})
+
+
+async def scored_by(metrics: MetricScorer | None) -> dict[str, str]:
+    """What ``result.json`` records of who scored: ours (with OSW Studio's version) or ``metrics``'."""
+    if metrics is not None:
+        return await metrics.reference()
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("osw-studio")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        ours = "unknown"
+    return {"evaluator": "osw-studio", "version": ours}
 
 
 async def _evaluate(
@@ -204,7 +226,10 @@ def _result(
         # OSWorld would report the negative value; a task's score is a success rate in [0, 1].
         reason = f"{reason} (OSWorld reports {score:g}; a task scores at least 0)"
         score = 0.0
-    return EvaluationResult(task_id=task_id, score=score, conj=conj, reason=reason, metrics=outcomes)
+    environment = [f"func[{m.index}] {m.func}: {m.environment}" for m in outcomes if m.environment]
+    return EvaluationResult(
+        task_id=task_id, score=score, conj=conj, reason=reason, metrics=outcomes, environment=environment
+    )
 
 
 async def _score_one(
@@ -223,7 +248,13 @@ async def _score_one(
     except FileMissing as missing:
         outcome.score = 0.0
         outcome.reason = f"{missing.role} file missing: {missing.path}"
+        spec = expected_spec if missing.role == "expected" else result_spec
+        if missing.role == "expected" or (spec is not None and spec.type == "cache_file"):
+            outcome.environment = (
+                f"the {missing.role} file {missing.path} is missing (a setup or cache problem)"
+            )
         return outcome
+    guest_failed = bool(outcome.environment)  # set by _fetch: a getter got no value from the guest
 
     if metrics is not None:
         args = [result, expected] if expected is not None else [result]
@@ -238,6 +269,8 @@ async def _score_one(
     except OswError:
         raise
     except Exception as exc:
+        if guest_failed:
+            return _scored(outcome, name, index, 0.0, f"no state to score (the guest failed): {exc}")
         raise EvaluationError(
             f"metric {name!r} failed: {type(exc).__name__}: {exc}",
             where=f"evaluator.func[{index}]",
@@ -267,6 +300,7 @@ async def _fetch(ctx: GetterContext, role: str, spec: GetterSpec | None, outcome
         value = await GETTERS.get(spec.type)(ctx, spec.args)
     except NoValue as none:
         outcome.getters.append(GetterOutcome(role=role, type=spec.type, summary=f"None: {none}"))
+        outcome.environment = f"the {role} getter {spec.type} got no value: {none}"
         return None
     except FileMissing as missing:
         missing.role = role

@@ -8,6 +8,11 @@ evaluator stays the default, fast and light.
 
 The interpreter is, in order: ``OSW_REFERENCE_PYTHON``, the ``evaluation.reference_python`` setting,
 else ``.venv-ref/bin/python`` in the checkout OSW Studio runs from.
+
+Which OSWorld: the ``desktop-env`` package installed there (PyPI's), or the checkout the
+``evaluation.reference_osworld`` setting names (a folder holding ``desktop_env/``, such as OSWorld's
+repository at the commit of the task files): the worker then loads that folder's ``desktop_env``, with
+the side environment's libraries. Each result records which one scored it (:meth:`OSWorldMetrics.reference`).
 """
 
 from __future__ import annotations
@@ -42,20 +47,35 @@ class OSWorldMetrics:
 
     Args:
         python: The side environment's interpreter.
+        checkout: An OSWorld checkout whose ``desktop_env`` scores (None: the installed package).
 
     Raises:
-        EvaluationError: The interpreter does not exist.
+        EvaluationError: The interpreter does not exist, or the checkout holds no ``desktop_env``.
     """
 
-    def __init__(self, python: Path) -> None:
+    def __init__(self, python: Path, checkout: Path | None = None) -> None:
         if not python.is_file():
             raise EvaluationError(
                 f"the OSWorld side environment is missing: no interpreter at {python}",
                 hint="run scripts/setup-reference.sh (make setup does), or point OSW_REFERENCE_PYTHON or "
                 "the evaluation.reference_python setting at the environment's python",
             )
+        if checkout is not None and not (checkout / "desktop_env" / "evaluators" / "metrics").is_dir():
+            raise EvaluationError(
+                f"no OSWorld checkout at {checkout}: it has no desktop_env/evaluators/metrics folder",
+                where="evaluation.reference_osworld",
+                hint="name the folder that holds OSWorld's desktop_env/ (the repository's top folder)",
+            )
         self.python = python
+        self.checkout = checkout
+        self._reference: dict[str, str] | None = None
         self._lock = threading.Lock()
+
+    def _confined(self) -> Confined:
+        """The sandboxed worker: the checkout, when there is one, is shown read-only and named to it."""
+        if self.checkout is None:
+            return Confined(self.python, WORKER)
+        return Confined(self.python, WORKER, code=(str(self.checkout),), args=(str(self.checkout),))
 
     def score_sync(
         self, metric: str, args: list[Any], options: dict[str, Any], *, files: Path | None = None
@@ -72,24 +92,55 @@ class OSWorldMetrics:
                 too long or printed too much, or bubblewrap is missing.
         """
         request = {"metric": metric, "args": args, "options": options}
-        readable = scored_files(request, files)
-        with self._lock:
-            line = Confined(self.python, WORKER).ask(request, readable)
-        try:
-            answer = json.loads(line)
-            ok, value = bool(answer["ok"]), answer.get("score")
-            score = float(value) if ok else 0.0
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EvaluationError(
-                f"the OSWorld evaluator gave an answer that is not a score while scoring {metric!r}",
-                where=str(self.python),
-            ) from exc
-        if not ok:
+        answer = self._ask(request, scored_files(request, files), f"scoring {metric!r}")
+        if not answer.get("ok"):
             raise EvaluationError(
                 f"OSWorld's metric {metric!r} raised: {str(answer.get('error'))[:300]}",
                 hint="OSWorld gives no score here either; `--evaluator osw-studio` explains the case",
             )
-        return score
+        try:
+            return float(answer["score"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EvaluationError(
+                f"the OSWorld evaluator gave an answer that is not a score while scoring {metric!r}",
+                where=str(self.python),
+            ) from exc
+
+    def reference_sync(self) -> dict[str, str]:
+        """Which OSWorld scores: ``reference`` (``package``/``checkout``), ``version``, ``path``, ``digest``.
+
+        Raises:
+            EvaluationError: The worker cannot load OSWorld's package, or died.
+        """
+        if self._reference is None:
+            answer = self._ask({"op": "describe"}, [], "naming its OSWorld")
+            described = answer.get("reference")
+            if not answer.get("ok") or not isinstance(described, dict):
+                raise EvaluationError(
+                    f"the OSWorld evaluator cannot load OSWorld: {str(answer.get('error'))[:300]}"
+                )
+            self._reference = {"evaluator": "osworld", **{k: str(v) for k, v in described.items()}}
+        return dict(self._reference)
+
+    async def reference(self) -> dict[str, str]:
+        """:meth:`reference_sync` off the event loop."""
+        return await asyncio.to_thread(self.reference_sync)
+
+    def _ask(self, request: dict[str, Any], readable: list[str], doing: str) -> dict[str, Any]:
+        with self._lock:
+            line = self._confined().ask(request, readable)
+        try:
+            answer = json.loads(line)
+        except ValueError as exc:
+            raise EvaluationError(
+                f"the OSWorld evaluator gave an answer that is not JSON while {doing}", where=str(self.python)
+            ) from exc
+        if not isinstance(answer, dict):
+            raise EvaluationError(
+                f"the OSWorld evaluator gave an answer that is not an object while {doing}",
+                where=str(self.python),
+            )
+        return answer
 
     async def score(
         self, metric: str, args: list[Any], options: dict[str, Any], *, files: Path | None = None
@@ -101,13 +152,13 @@ class OSWorldMetrics:
         """Nothing to stop: each score has its own worker, gone when it answered."""
 
 
-_SHARED: dict[Path, OSWorldMetrics] = {}
+_SHARED: dict[tuple[Path, Path | None], OSWorldMetrics] = {}
 
 
-def shared_metrics(configured: str | None = None) -> OSWorldMetrics:
-    """One worker per interpreter for the whole process, stopped at exit."""
-    python = reference_python(configured)
-    if python not in _SHARED:
-        _SHARED[python] = OSWorldMetrics(python)
-        atexit.register(_SHARED[python].close)
-    return _SHARED[python]
+def shared_metrics(configured: str | None = None, checkout: str | None = None) -> OSWorldMetrics:
+    """One worker per interpreter and OSWorld checkout for the whole process, stopped at exit."""
+    key = (reference_python(configured), Path(checkout).expanduser().resolve() if checkout else None)
+    if key not in _SHARED:
+        _SHARED[key] = OSWorldMetrics(*key)
+        atexit.register(_SHARED[key].close)
+    return _SHARED[key]

@@ -14,13 +14,20 @@ dependency: model SDKs, cloud clients, torch). A metric module's import of a lib
 environment does not have gets an empty stand-in, so only the libraries a metric really calls must
 be installed; the metric is found in whichever ``desktop_env.evaluators.metrics`` module defines it.
 
+Which OSWorld: the ``desktop-env`` package installed in the side environment, or, when the worker is
+started with a folder argument, the OSWorld checkout in that folder (one holding ``desktop_env/``):
+:func:`use_checkout` makes that folder's ``desktop_env`` the package loaded (only that package: the
+checkout's other folders are not put on the module path).
+
 The differential tests' reference worker loads OSWorld's modules with this file's loader
-(:func:`import_bare`, :func:`stub_module`), so it stays standard-library only and does nothing on import.
+(:func:`import_bare`, :func:`stub_module`, :func:`use_checkout`), so it stays standard-library only and
+does nothing on import.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -53,6 +60,52 @@ def stub_module(name: str) -> None:
             sys.modules[sub] = module
             if i > 1:
                 setattr(sys.modules[".".join(parts[: i - 1])], parts[i - 1], module)
+
+
+def use_checkout(folder: str) -> Path:
+    """Load ``desktop_env`` from the OSWorld checkout ``folder`` instead of the installed package.
+
+    Raises:
+        FileNotFoundError: ``folder`` holds no ``desktop_env/evaluators`` package.
+    """
+    root = Path(folder).expanduser().resolve()
+    if not (root / "desktop_env" / "evaluators" / "metrics" / "__init__.py").is_file():
+        raise FileNotFoundError(f"no OSWorld checkout at {root}: it has no desktop_env/evaluators/metrics")
+    for name in [m for m in sys.modules if m == "desktop_env" or m.startswith("desktop_env.")]:
+        del sys.modules[name]
+    package = types.ModuleType("desktop_env")
+    package.__path__ = [str(root / "desktop_env")]
+    sys.modules["desktop_env"] = package
+    return root
+
+
+def describe() -> dict[str, str]:
+    """Which OSWorld is loaded.
+
+    ``reference`` is ``package`` (the installed ``desktop-env``) or ``checkout``; ``version`` is the
+    package's version, or the checkout's git commit when it has one; ``digest`` is the SHA-256 (first 16
+    digits) of its ``desktop_env/evaluators`` source files, so two scorings can be told apart even where
+    a checkout has no version.
+    """
+    root = _package_root("desktop_env")
+    digest = hashlib.sha256()
+    for file in sorted((root / "evaluators").rglob("*.py")):
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    info = {"reference": "checkout", "version": "", "path": str(root), "digest": digest.hexdigest()[:16]}
+    try:
+        from importlib import metadata
+
+        dist = metadata.distribution("desktop-env")
+        if Path(str(dist.locate_file("desktop_env"))).resolve() == root.resolve():
+            return {**info, "reference": "package", "version": dist.version}
+    except Exception:  # no package installed: a checkout only
+        pass
+    head = root.parent / ".git" / "HEAD"
+    if head.is_file():
+        ref = head.read_text(encoding="utf-8").strip()
+        target = root.parent / ".git" / ref[5:] if ref.startswith("ref: ") else None
+        info["version"] = target.read_text(encoding="utf-8").strip() if target and target.is_file() else ref
+    return info
 
 
 def _package_root(top: str) -> Path:
@@ -133,14 +186,20 @@ def score(request: dict[str, Any]) -> float:
 
 
 def main() -> None:
-    """Answer requests from stdin until it closes."""
+    """Answer requests from stdin until it closes (``sys.argv[1]``, if given, is the OSWorld checkout)."""
+    if len(sys.argv) > 1:
+        use_checkout(sys.argv[1])
     out = sys.stdout
     sys.stdout = sys.stderr  # the metrics' prints must not corrupt the protocol
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            answer: dict[str, Any] = {"ok": True, "score": score(json.loads(line))}
+            request = json.loads(line)
+            if request.get("op") == "describe":
+                answer: dict[str, Any] = {"ok": True, "reference": describe()}
+            else:
+                answer = {"ok": True, "score": score(request)}
         except BaseException as exc:
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         out.write(json.dumps(answer) + "\n")

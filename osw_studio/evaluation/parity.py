@@ -1,7 +1,7 @@
 """Which evaluator names are differential-tested against OSWorld's own code.
 
 A name is listed here when ``tests/parity`` scores generated files and values with both our function
-and OSWorld's (the ``desktop-env`` package in the reference side environment) and they agree, or
+and OSWorld's (its evaluators at the tasks' commit, run by the reference side environment) and they agree, or
 differ only as the documented deviations say. ``osw-studio eval coverage`` shows this per name, and
 a test checks that every listed name has differential cases. One name a line, ``"<kind> <name>"`` as
 :func:`osw_studio.evaluation.coverage.missing_names` spells them; add the line with the tests.
@@ -101,6 +101,10 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric check_slide_orientation_Portrait",
         "metric check_structure_sim",
         "metric check_structure_sim_resized",
+        "metric check_structure_sim_with_threshold",
+        "metric check_play_and_exit",
+        "metric check_highlighted_words",
+        "metric check_thunderbird_folder",
         "metric check_tabstops",
         "metric check_textbox_on_leftside",
         "metric check_thunderbird_filter",

@@ -45,6 +45,11 @@ class MetricOutcome(BaseModel):
     reason: str = ""
     getters: list[GetterOutcome] = Field(default_factory=list)
     options: dict[str, Any] = Field(default_factory=dict)
+    environment: str = Field(
+        default="",
+        description="a cause of this score that points at the environment, not the agent (a guest that "
+        "failed a command, a missing cache or expected file); empty when there is none",
+    )
 
 
 class EvaluationResult(BaseModel):
@@ -55,6 +60,16 @@ class EvaluationResult(BaseModel):
     conj: str | None = None
     reason: str
     metrics: list[MetricOutcome] = Field(default_factory=list)
+    environment: list[str] = Field(
+        default_factory=list,
+        description="causes of the score that point at the environment rather than the agent, one per "
+        "metric concerned ('func[i] name: why'); the score stands as OSWorld gives it, these say why",
+    )
+    scored_by: dict[str, str] = Field(
+        default_factory=dict,
+        description="who scored: evaluator (osw-studio or osworld) and version; for osworld also reference "
+        "(package or checkout), path and digest (of OSWorld's evaluator sources)",
+    )
 
     @property
     def success(self) -> bool:

@@ -830,5 +830,6 @@ def _default_evaluate(config: EpisodeConfig) -> EvaluateFunc:
     if config.evaluator == "osworld":
         from osw_studio.evaluation.osworld import shared_metrics
 
-        return functools.partial(evaluate, metrics=shared_metrics(config.reference_python))
+        metrics = shared_metrics(config.reference_python, config.reference_osworld)
+        return functools.partial(evaluate, metrics=metrics)
     return evaluate

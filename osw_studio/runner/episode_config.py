@@ -93,6 +93,8 @@ class EpisodeConfig:
         loop_repeats: The same actions on an unchanged screen this many times in a row is stuck (0: off).
         loop_still_steps: This many steps in a row without a change on the screen is stuck (0: off). A
             stuck run ends ``stuck`` (scored), or, attended, is held for the person.
+        reference_osworld: The OSWorld checkout whose metric code ``osworld`` runs (None: the
+            ``desktop-env`` package of the side environment).
     """
 
     max_steps: int = 30
@@ -109,6 +111,7 @@ class EpisodeConfig:
     budget: RunBudget | None = None
     loop_repeats: int = 0
     loop_still_steps: int = 0
+    reference_osworld: str | None = None
 
     @property
     def is_attended(self) -> bool:

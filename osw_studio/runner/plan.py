@@ -165,6 +165,7 @@ def plan_recipe(
         budget=budget or resolved.budget,
         loop_repeats=resolved.loop_repeats,
         loop_still_steps=resolved.loop_still_steps,
+        reference_osworld=settings.evaluation.reference_osworld,
     )
     if resolved.settle_seconds is not None:  # the fixed wait of the model's OSWorld run script
         config = dataclasses.replace(config, settle=SettlePolicy.fixed(resolved.settle_seconds))

@@ -168,7 +168,8 @@ class Evaluation(_Section):
     )
     reference_osworld: str | None = Field(
         default=None,
-        description="an OSWorld checkout whose agents' prompts presets send (default: the reference "
+        description="an OSWorld checkout (a folder holding desktop_env/ and mm_agents/) whose evaluator code "
+        "evaluator osworld runs and whose agents' prompts presets send (default: the desktop-env package "
         "make setup installed in .venv-ref; agents newer than desktop-env 1.0.2, as DART-GUI's, need one)",
     )
 

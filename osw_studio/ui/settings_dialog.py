@@ -174,6 +174,12 @@ class SettingsDialog(QDialog):
             "osw-studio: our metrics (fast, light). osworld: OSWorld's own metric functions in the side "
             "environment (.venv-ref), over the files our getters fetched"
         )
+        self.reference_osworld = QLineEdit(placeholderText="the desktop-env package of .venv-ref")
+        self.reference_osworld.setObjectName("referenceOsworld")
+        self.reference_osworld.setToolTip(
+            "For the osworld evaluator: an OSWorld checkout (the folder holding desktop_env/) whose metric "
+            "code scores instead of the side environment's desktop-env package"
+        )
         self.task_suite = QLineEdit(placeholderText="the bundled tasks only")
         self.task_suite.setObjectName("taskSuite")
         self.task_suite.setToolTip(
@@ -198,6 +204,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Observation", self.observation)
         form2.addRow("Max steps", self.max_steps)
         form2.addRow("Evaluator", self.evaluator)
+        form2.addRow("OSWorld checkout", self.reference_osworld)
         form2.addRow("Task suite", suite_row)
 
         self.width_box = QSpinBox(minimum=320, maximum=7680)
@@ -299,6 +306,7 @@ class SettingsDialog(QDialog):
         self.max_steps.setValue(ev.max_steps)
         self.evaluator.setCurrentText(ev.evaluator)
         self.task_suite.setText(ev.task_suite or "")
+        self.reference_osworld.setText(ev.reference_osworld or "")
         env = settings.environment
         self.provider.setCurrentText(env.provider)
         self.remote_url.setText(env.url or "")
@@ -547,6 +555,7 @@ class SettingsDialog(QDialog):
                     "max_steps": self.max_steps.value(),
                     "evaluator": self.evaluator.currentText(),
                     "task_suite": self._checked_task_suite(),
+                    "reference_osworld": self._checked_reference_osworld(),
                 }
             )
             environment = EnvironmentSettings.model_validate(
@@ -669,6 +678,22 @@ class SettingsDialog(QDialog):
             raise SettingsError(
                 f"no task could be loaded from the task suite {text}{first}",
                 hint="pick a folder of task JSON files or an index file",
+            )
+        return text
+
+    def _checked_reference_osworld(self) -> str | None:
+        """The OSWorld checkout field: a folder holding ``desktop_env/evaluators``, or None when empty.
+
+        Raises:
+            SettingsError: If the folder holds no OSWorld evaluators.
+        """
+        text = self.reference_osworld.text().strip()
+        if not text:
+            return None
+        if not (Path(text).expanduser() / "desktop_env" / "evaluators").is_dir():
+            raise SettingsError(
+                f"no OSWorld checkout at {text}: it has no desktop_env/evaluators folder",
+                hint="pick the folder that holds OSWorld's desktop_env/, or leave it empty",
             )
         return text
 

@@ -106,6 +106,7 @@ class _Controller:
 
 class GuestEnv:
     vm_platform = "Linux"
+    vm_machine = "x86_64"  # upstream getters read the guest's architecture
     def __init__(self, home, cache_dir, tree=None):
         self.controller = _Controller(home, tree)
         self.cache_dir = cache_dir

@@ -14,6 +14,9 @@ Packages are loaded without running their ``__init__`` files (OSWorld's import h
 libraries), so only the compared modules and what they import need to be installed: with the loader of
 ``--evaluator osworld``'s worker (``osw_studio/evaluation/osworld_worker.py``, standard library only, read
 from its file since this environment does not have OSW Studio installed).
+
+Which OSWorld: with a folder argument, that checkout's ``desktop_env`` (the upstream code at the tasks'
+commit, by default); without one, the ``desktop-env`` package installed here (see ``reference.py``).
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ def handle(request: dict[str, Any]) -> Any:
     if op == "stub":
         stub(request["names"])
         return None
+    if op == "describe":
+        return _LOADER.describe()
     if op == "call":
         module = load(request["module"])
         return getattr(module, request["attr"])(*request.get("args", []), **request.get("kwargs", {}))
@@ -84,6 +89,8 @@ def handle(request: dict[str, Any]) -> Any:
 
 
 def main() -> None:
+    if len(sys.argv) > 1:
+        _LOADER.use_checkout(sys.argv[1])
     out = sys.stdout
     sys.stdout = sys.stderr  # the compared code's prints must not corrupt the protocol
     for line in sys.stdin:

@@ -92,6 +92,7 @@ VLCRC_KEYS = {
         ["0", 0, "1"],
     ),
     "check_global_key_play_pause": ("global-key-play-pause", "expected_global_key_play_pause", ["1", 1, "0"]),
+    "check_play_and_exit": ("play-and-exit", "expected_play_and_exit", ["1", 1, "0", 0]),
 }
 VLCRC_LINES = [
     [],
@@ -565,3 +566,43 @@ def test_check_mp3_meta(ref: Reference, tmp_path: Path, tags: dict[str, Any]) ->
     for rules in MP3_RULES:
         agree(ref, "others", "check_mp3_meta", path, rules)
     agree(ref, "others", "check_mp3_meta", None, MP3_RULES[0])
+
+
+FOLDERS = {
+    "two": "FROM - a@b.c\nX-Mozilla-Status: 0001\nSubject: one\n\nhi\nFROM - d@e.f\nSubject: two\n",
+    "other-two": "FROM - x@y.z\nX-Mozilla-Status: 0009\nSubject: gone\nFROM - d@e.f\nSubject: three\n",
+    "adjacent": "FROM - a@b.c\nSubject: one\nFROM - FROM - FROM - d@e.f\n",
+    "leading-text": "From nobody\nFROM - a@b.c\nSubject: one\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"remove_duplicate": False}, {"ignore_status": True, "ignore_keys": True, "remove_deleted": False}],
+)
+def test_check_thunderbird_folder(ref: Reference, tmp_path: Path, options: dict[str, bool]) -> None:
+    paths = {}
+    for name, text in FOLDERS.items():
+        paths[name] = str(tmp_path / name)
+        Path(paths[name]).write_text(text)
+    for a in FOLDERS:
+        for b in FOLDERS:
+            agree(ref, "thunderbird", "check_thunderbird_folder", paths[a], paths[b], **options)
+    agree(
+        ref,
+        "thunderbird",
+        "check_thunderbird_folder",
+        [paths["two"], paths["empty"]],
+        [paths["adjacent"], paths["empty"]],
+        **options,
+    )
+    agree(
+        ref,
+        "thunderbird",
+        "check_thunderbird_folder",
+        [paths["two"], None],
+        [paths["two"], paths["two"]],
+        **options,
+    )
+    agree(ref, "thunderbird", "check_thunderbird_folder", None, paths["two"], **options)

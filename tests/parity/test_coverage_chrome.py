@@ -206,6 +206,16 @@ def test_is_expected_bookmarks(ref: Reference, bookmarks: Any, rule: dict[str, A
         ("is_expected_installed_extensions", "Google", {"expected": ["Todoist"]}),
         ("is_expected_installed_extensions", [], {"expected": []}),
         (
+            "is_expected_installed_extensions",
+            ["Zoom for Google Chrome"],
+            {"expected": ["Zoom Chrome Extension"]},
+        ),
+        (
+            "is_expected_installed_extensions",
+            ["Zoom Chrome Extension"],
+            {"expected": ["Zoom for Google Chrome"]},
+        ),
+        (
             "is_cookie_deleted",
             [[1, ".amazon.com", "x"], [2, "www.google.com", "y"]],
             {"type": "domains", "domains": [".amazon.com"]},
@@ -241,6 +251,24 @@ def test_is_expected_bookmarks(ref: Reference, bookmarks: Any, rule: dict[str, A
             {"a.desktop": "Exec=/opt/x --app=https://scholar.google.com\n"},
             {"type": "exec", "exec": "/opt/x --app=https://scholar.google.com"},
         ),
+        (
+            "is_shortcut_on_desktop",
+            {"a.desktop": "Name=google scholar\n"},
+            {"type": "name", "name": "Google Scholar"},
+        ),
+        (
+            "is_shortcut_on_desktop",
+            {"a.desktop": "Name=Scholar\r\n"},
+            {"type": "name", "name": "Google Scholar"},
+        ),
+        ("is_shortcut_on_desktop", {"a.desktop": "GenericName=Maps\n"}, {"type": "name", "name": "Maps"}),
+        ("is_shortcut_on_desktop", {"a.desktop": "Name=Mail\n"}, {"type": "name", "name": "Maps"}),
+        (
+            "is_shortcut_on_desktop",
+            {"a.desktop": "Exec=/opt/x --app=u %U"},
+            {"type": "exec", "exec": "/opt/x"},
+        ),
+        ("is_shortcut_on_desktop", {"a.desktop": "Exec=/opt/X\n"}, {"type": "exec", "exec": "/opt/x"}),
         ("is_shortcut_on_desktop", {}, {"type": "name", "name": "x"}),
         ("is_shortcut_on_desktop", {}, {"type": "url", "url": "x"}),
         ("check_font_size", {"default_font_size": 16}, {"type": "value", "value": 16}),

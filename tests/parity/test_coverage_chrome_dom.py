@@ -134,6 +134,7 @@ class _Controller:
         return TREE
 class _Env:
     vm_ip = "127.0.0.1"
+    vm_machine = "x86_64"  # upstream getters read the guest's architecture
     chromium_port = PORT
     server_port = 9
     controller = _Controller()

@@ -81,6 +81,7 @@ PAIR_METRICS = [
     "check_file_exists_and_structure_sim",
     "check_structure_sim",
     "check_structure_sim_resized",
+    "check_structure_sim_with_threshold",
     "check_contrast_increase_and_structure_sim",
     "check_palette_and_structure_sim",
     "check_image_mirror",
@@ -98,6 +99,21 @@ def test_edit_against_the_original(ref: Reference, images: dict[str, str], name:
 @pytest.mark.parametrize("name", PAIR_METRICS)
 def test_missing_files(ref: Reference, images: dict[str, str], name: str) -> None:
     agree(ref, GIMP, name, None, images["original"])
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.7, 0.95, 1.0])
+@pytest.mark.parametrize("result", ["darker", "shifted", "resized", "tiny", "indexed", "same"])
+def test_structure_with_a_threshold(
+    ref: Reference, images: dict[str, str], result: str, threshold: float
+) -> None:
+    agree(
+        ref,
+        GIMP,
+        "check_structure_sim_with_threshold",
+        images[result],
+        images["original"],
+        ssim_threshold=threshold,
+    )
 
 
 def test_file_exists_needs_the_file(ref: Reference, images: dict[str, str], tmp_path: Path) -> None:

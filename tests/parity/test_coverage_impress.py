@@ -79,9 +79,19 @@ def test_check_transition(ref: Reference, tmp_path: Path, transition: str, slide
     "colours", [["00FF0000", "FF0000"], ["FF0000", "0000FF"], ["000000", "00AA00"], ["FFFFFF", "101010"]]
 )
 @pytest.mark.parametrize("colour", ["red", "blue", "green", "black", "purple"])
-def test_check_page_number_colors(ref: Reference, tmp_path: Path, colours: list[str], colour: str) -> None:
+@pytest.mark.parametrize("where", ["fills", "placeholder", "runs"])
+def test_check_page_number_colors(
+    ref: Reference, tmp_path: Path, colours: list[str], colour: str, where: str
+) -> None:
     path = deck(tmp_path / "d.pptx")
     fills = "".join(f'<a:solidFill><a:srgbClr val="{c}"/></a:solidFill>' for c in colours)
+    if where == "placeholder":  # the colour inside a date placeholder, then a slide-number one
+        fills = "".join(
+            f'<p:ph type="{t}">{f}</p:ph>'
+            for t, f in zip(("dt", "sldNum"), fills.split("</a:solidFill>")[:2], strict=True)
+        ).replace("</p:ph>", "</a:solidFill></p:ph>")
+    if where == "runs":  # colours of text runs
+        fills = "".join(f'<a:rPr><a:solidFill><a:srgbClr val="{c}"/></a:solidFill></a:rPr>' for c in colours)
     extra = (
         f'<p:extra xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">{fills}'
         '<a:solidFill><a:srgbClr val="123456"/></a:solidFill></p:extra>'

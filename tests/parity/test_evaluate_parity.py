@@ -54,7 +54,7 @@ def failing_guest() -> Iterator[int]:
         thread.join(timeout=5)
 
 
-ENV = "class Env:\n    vm_ip = '127.0.0.1'\n    server_port = {port}\n"
+ENV = "class Env:\n    vm_ip = '127.0.0.1'\n    vm_machine = 'x86_64'\n    server_port = {port}\n"
 
 
 def test_osworld_getter_gives_none_on_http_500(metric_reference: Reference, failing_guest: int) -> None:
@@ -136,3 +136,54 @@ async def test_negative_ssim_lowers_an_and_mean_and_a_task_scores_at_least_0(tmp
         ctx = GetterContext(guest=guest, cache_dir=tmp_path, task_dir=tmp_path)
         alone = await score_evaluator(ctx, "t1", single)
     assert alone.score == 0.0 and "OSWorld reports" in alone.reason
+
+
+async def test_a_metric_that_cannot_take_the_guests_none_scores_0_flagged(
+    metric_reference: Reference, failing_guest: int, tmp_path: Path
+) -> None:
+    # OSWorld's is_in_list raises on the None its getter gives; its run scores the task 0, as we do.
+    with pytest.raises(ReferenceError, match="TypeError"):
+        metric_reference.call("desktop_env.evaluators.metrics.general", "is_in_list", None, {"expected": "x"})
+    evaluator = Evaluator.model_validate(
+        {
+            "func": "is_in_list",
+            "result": {"type": "vm_command_line", "command": "echo x"},
+            "expected": {"type": "rule", "rules": {"expected": "x"}},
+        }
+    )
+    async with GuestClient(f"http://127.0.0.1:{failing_guest}") as guest:
+        ctx = GetterContext(guest=guest, cache_dir=tmp_path, task_dir=tmp_path)
+        result = await score_evaluator(ctx, "t1", evaluator)
+    assert result.score == 0.0 and "the guest failed" in result.metrics[0].reason
+    # The cause points at the environment: it is said beside the score, not instead of it.
+    assert len(result.environment) == 1 and "HTTP 500" in result.environment[0]
+    assert result.environment[0].startswith("func[0] is_in_list:")
+
+
+async def test_missing_expected_and_cache_files_are_flagged_beside_the_score(tmp_path: Path) -> None:
+    (tmp_path / "here.txt").write_text("x\n")
+    evaluator = Evaluator.model_validate(
+        {
+            "func": ["compare_text_file", "compare_text_file", "exact_match"],
+            "conj": "or",
+            "result": [
+                {"type": "cache_file", "path": "gone.txt"},
+                {"type": "cache_file", "path": "here.txt"},
+                {"type": "rule", "rules": "a"},
+            ],
+            "expected": [
+                {"type": "cache_file", "path": "here.txt"},
+                {"type": "cache_file", "path": "also-gone.txt"},
+                {"type": "rule", "rules": {"expected": "b"}},
+            ],
+        }
+    )
+    async with GuestClient("http://127.0.0.1:9") as guest:  # never contacted: cache and rule getters only
+        ctx = GetterContext(guest=guest, cache_dir=tmp_path, task_dir=tmp_path)
+        result = await score_evaluator(ctx, "t1", evaluator)
+    assert result.score == 0.0 and [m.score for m in result.metrics] == [0.0, 0.0, 0.0]
+    assert [e.split(":")[0] for e in result.environment] == [
+        "func[0] compare_text_file",
+        "func[1] compare_text_file",
+    ]
+    assert "gone.txt" in result.environment[0] and "also-gone.txt" in result.environment[1]

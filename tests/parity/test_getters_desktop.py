@@ -235,11 +235,19 @@ ENV = """
 class Env:
     vm_ip = "127.0.0.1"
     vm_platform = "Linux"
+    vm_machine = "x86_64"  # upstream getters read the guest's architecture
     server_port = {port}
     vlc_port = {vlc_port}
     cache_dir = {cache!r}
     controller = load("desktop_env.controllers.python").PythonController("127.0.0.1", {port})
     controller.retry_interval = 0.2
+
+    class setup_controller:  # the one call of SetupController upstream's vscode_config makes
+        @staticmethod
+        def _activate_window_setup(window_name, strict=False, by_class=False):
+            import requests
+            body = {{"window_name": window_name, "strict": strict, "by_class": by_class}}
+            requests.post("http://127.0.0.1:{port}/setup/activate_window", json=body, timeout=10)
 """
 
 THEIRS = {
@@ -392,6 +400,10 @@ async def test_vscode_config(metric_reference: Reference, guest: Guest, caches: 
         else:
             results.append(theirs(metric_reference, guest, cache, "vscode_config", spec))
     assert json.loads(_same_file(results[0], results[1], caches)) == {"command": "OpenProject"}
+    # The command wrote nothing: both fall back to VS Code's workspace storage (none on this guest).
+    gone = {**spec, "path": str(guest.home / "never-written.json")}
+    assert await ours(guest, caches[0], "vscode_config", gone) == ""
+    assert theirs(metric_reference, guest, caches[1], "vscode_config", gone) == ""
 
 
 def test_the_getters_compared_here_are_listed_as_differential_tested() -> None:

@@ -68,6 +68,7 @@ ENV = """
 class Env:
     vm_ip = "127.0.0.1"
     vm_platform = "Linux"
+    vm_machine = "x86_64"  # upstream getters read the guest's architecture
     server_port = {port}
     cache_dir = {cache!r}
     controller = load("desktop_env.controllers.python").PythonController("127.0.0.1", {port})

@@ -99,11 +99,19 @@ _STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
 _MANIFEST = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
 
 
-def _odt(path: Path, body: str, header: str = "") -> None:
-    ns = f'xmlns:office="{_OFFICE}" xmlns:text="{ODF_TEXT}" xmlns:style="{_STYLE}"'
+_FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+
+
+def _automatic(styles: str) -> str:
+    return f"<office:automatic-styles>{styles}</office:automatic-styles>" if styles else ""
+
+
+def _odt(path: Path, body: str, header: str = "", automatic: str = "") -> None:
+    ns = f'xmlns:office="{_OFFICE}" xmlns:text="{ODF_TEXT}" xmlns:style="{_STYLE}" xmlns:fo="{_FO}"'
     head = '<?xml version="1.0" encoding="UTF-8"?>'
     content = (
-        f"{head}<office:document-content {ns}><office:body><office:text>{body}</office:text>"
+        f"{head}<office:document-content {ns}>"
+        f"{_automatic(automatic)}<office:body><office:text>{body}</office:text>"
         "</office:body></office:document-content>"
     )
     styles = (
@@ -139,6 +147,32 @@ ODT_BODIES = {
 }
 
 
+def _text_style(name: str, background: str) -> str:
+    return (
+        f'<style:style style:name="{name}" style:family="text">'
+        f'<style:text-properties fo:background-color="{background}"/></style:style>'
+    )
+
+
+HIGHLIGHTS = {
+    "yellow": (_text_style("T1", "#ffff00"), '<text:span text:style-name="T1">bold</text:span>'),
+    "other-colour": (_text_style("T1", "#00ff00"), '<text:span text:style-name="T1">bold</text:span>'),
+    "unused-style": (_text_style("T1", "#ffff00"), '<text:span text:style-name="T2">bold</text:span>'),
+    "transparent": (
+        _text_style("T1", "transparent") + _text_style("T2", "#ffff00"),
+        '<text:span text:style-name="T1">bold</text:span>',
+    ),
+    "none": ("", "<text:span>bold</text:span>"),
+}
+
+
+def _highlighted(key: str, typo: bool = False) -> Any:
+    automatic, span = HIGHLIGHTS[key]
+    end = "!" if typo else ""
+    body = f"<text:p>Hello {span} world{end}</text:p><text:p/><text:p>Second<text:s/>line</text:p>"
+    return made(f"docs/highlight-{key}{'-typo' if typo else ''}.odt", lambda p: _odt(p, body, "", automatic))
+
+
 def _odt_file(key: str, header: str = "") -> Any:
     name = f"docs/{key}{'-header' if header else ''}.odt"
     return made(name, lambda p: _odt(p, ODT_BODIES[key], header))
@@ -165,6 +199,13 @@ def _docx_cases() -> list[Case]:
         )
     )
     out.append(Case("odt-vs-docx", "compare_docx_files", (_odt_file("base"), _doc("base"))))
+    for key in HIGHLIGHTS:
+        pair = (_highlighted(key), _odt_file("base"))
+        out.append(Case(f"highlighted-{key}", "check_highlighted_words", pair))
+    out.append(
+        Case("highlighted-typo", "check_highlighted_words", (_highlighted("none", True), _odt_file("base")))
+    )
+    out.append(Case("highlighted-none-path", "check_highlighted_words", (None, _odt_file("base"))))
     out.append(Case("docx-none", "compare_docx_files", (None, _doc("base"))))
     broken = made("docs/broken.docx", lambda p: p.write_bytes(b"not a zip"))
     out.append(Case("docx-broken", "compare_docx_files", (broken, _doc("base"))))

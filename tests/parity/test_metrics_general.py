@@ -283,6 +283,21 @@ def _file_cases() -> list[Case]:
             Case(f"config-{tid}-wider", "compare_config", (_text(f"cfg-{tid}-w", wider), rules), options)
         )
     out.append(Case("config-none", "compare_config", (None, {"expected": "x"})))
+    nested = _text("cfg-nested", '{"a": {"b": [1, 2], "c": "x"}, "d": 3}')
+    plain = _text("cfg-plain", "[section]\nkey = value\nother = 1\n")
+    for name, path, expected in [
+        ("nested-in", nested, '{"a": {"b": [1, 2]}}'),
+        ("nested-list-differs", nested, '{"a": {"b": [1]}}'),
+        ("nested-not-dict", nested, '{"d": {"e": 1}}'),
+        ("equal-json", nested, '{"d": 3, "a": {"c": "x", "b": [1, 2]}}'),
+        ("text-in", plain, "  key = value\n"),
+        ("text-out", plain, "key = other"),
+        ("empty-expected", plain, ""),
+    ]:
+        for opt_name, options in [("loose", {}), ("strict", {"containment_ok": False})]:
+            out.append(
+                Case(f"config-{name}-{opt_name}", "compare_config", (path, {"expected": expected}), options)
+            )
 
     for tid, rules, _ in rules_of("file_contains"):
         full = _text(f"fc-{tid}", " ".join(rules["expected"]) + "\n")

@@ -39,7 +39,9 @@ def _deck(path: Path, variant: str) -> None:
     lines = [("Fast", 0), ("Cheap", 1), ("Reliable", 0)]
     if variant == "level":
         lines[1] = ("Cheap", 0)
-    if variant == "empty-paragraph":
+    if variant == "level-deep":
+        lines[1] = ("Cheap", 2)
+    if variant in ("empty-paragraph", "blank-runs"):
         lines.append(("", 0))
     for i, (text, level) in enumerate(lines):
         p = frame.paragraphs[0] if i == 0 else frame.add_paragraph()
@@ -57,7 +59,7 @@ def _deck(path: Path, variant: str) -> None:
             run.font.color.rgb = RGBColor(0x11, 0x22, 0x33) if variant != "color" else RGBColor(0xFF, 0, 0)
         if variant == "underline" and i == 1:
             run.font.underline = True
-        if variant == "runs" and i == 2:
+        if (variant == "runs" and i == 2) or (variant == "blank-runs" and i == 3):
             extra = p.add_run()
             extra.text = ""
     if variant == "strike":
@@ -101,7 +103,9 @@ VARIANTS = (
     "background",
     "moved",
     "level",
+    "level-deep",
     "empty-paragraph",
+    "blank-runs",
     "align",
     "font",
     "size",
@@ -144,6 +148,10 @@ def _cases() -> list[Case]:
             out.append(
                 Case(f"pptx-{variant}-{name}", "compare_pptx_files", (_pptx(variant), _pptx("base")), options)
             )
+    # Two blank last paragraphs, one with an extra formatting-only run: only runs with text are counted.
+    for name, options in [("default", {}), ("no-run-count", {"examine_run_count": False})]:
+        pair = (_pptx("blank-runs"), _pptx("empty-paragraph"))
+        out.append(Case(f"pptx-blank-runs-vs-empty-{name}", "compare_pptx_files", pair, options))
     return out
 
 

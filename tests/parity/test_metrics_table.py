@@ -161,7 +161,7 @@ SPECIFIC = {
     "style-font": ("style", "cf-cellis", "cf-cellis-miss", "cf-text", "format"),
     "style-fill": ("fill", "cf-cellis", "cf-cellis-miss", "cf-between", "cf-text"),
     "style-format": ("format", "cf-between"),
-    "freeze": ("freeze", "no-freeze", "renamed"),
+    "freeze": ("freeze", "no-freeze", "freeze-scrolled", "renamed"),
     "zoom": ("zoom",),
     "rows": ("hidden-row",),
     "cols": ("width",),

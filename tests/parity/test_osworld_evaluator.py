@@ -23,7 +23,7 @@ from osw_studio.evaluation.osworld import OSWorldMetrics, reference_python
 from osw_studio.evaluation.registry import GetterContext
 from osw_studio.trajectory.store import RunStore
 from tests.fakes.machine import fresh_env
-from tests.parity.reference import Reference
+from tests.parity.reference import UPSTREAM, Reference
 from tests.parity.workbooks import write_workbook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,6 +116,43 @@ async def test_a_metric_only_osworld_has_is_scored_by_it(osworld: OSWorldMetrics
     assert result.score == 1.0
 
 
+async def test_a_named_osworld_checkout_scores_with_its_own_code(
+    osworld: OSWorldMetrics, tmp_path: Path
+) -> None:
+    # compare_config changed meaning after desktop-env 1.0.2: the code at the tasks' commit checks that
+    # the expected JSON is contained in the file's; 1.0.2 compares the whole text.
+    if not (UPSTREAM / "desktop_env").is_dir():
+        pytest.skip(f"no OSWorld checkout at {UPSTREAM}")
+    (tmp_path / "settings.json").write_text('{"editor.fontSize": 14, "files.autoSave": "off"}\n')
+    evaluator = Evaluator.model_validate(
+        {
+            "func": "compare_config",
+            "result": {"type": "cache_file", "path": "settings.json"},
+            "expected": {"type": "rule", "rules": {"expected": '{"editor.fontSize": 14}'}},
+        }
+    )
+    upstream = OSWorldMetrics(osworld.python, UPSTREAM)
+    try:
+        async with GuestClient("http://127.0.0.1:9") as guest:
+            package_result = await score_evaluator(_ctx(guest, tmp_path), "t1", evaluator, metrics=osworld)
+            upstream_result = await score_evaluator(_ctx(guest, tmp_path), "t1", evaluator, metrics=upstream)
+        assert (package_result.score, upstream_result.score) == (0.0, 1.0)
+        named = await upstream.reference()
+        assert named["evaluator"] == "osworld" and named["reference"] == "checkout"
+        assert Path(named["path"]) == (UPSTREAM / "desktop_env").resolve() and len(named["digest"]) == 16
+        installed = await osworld.reference()
+        assert installed["reference"] == "package" and installed["version"] == "1.0.2"
+        assert installed["digest"] != named["digest"]
+    finally:
+        upstream.close()
+
+
+def test_a_folder_without_osworld_is_a_clear_error(osworld: OSWorldMetrics, tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="no OSWorld checkout at") as info:
+        OSWorldMetrics(osworld.python, tmp_path)
+    assert info.value.where == "evaluation.reference_osworld"
+
+
 def test_a_missing_side_environment_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(EvaluationError, match="side environment is missing") as info:
         OSWorldMetrics(tmp_path / "no-python")
@@ -155,6 +192,9 @@ def test_run_with_the_osworld_evaluator(tmp_path: Path, osworld: OSWorldMetrics)
     assert run.result is not None and run.result.score == 1.0
     evaluation: dict[str, Any] = json.loads((run_dir / "result.json").read_text())
     assert "OSWorld's exact_match" in json.dumps(evaluation)
+    scored_by = evaluation["evaluation"]["scored_by"]
+    assert scored_by["evaluator"] == "osworld" and scored_by["reference"] == "package"
+    assert scored_by["version"] == "1.0.2"
 
 
 def test_run_refuses_an_unknown_evaluator(tmp_path: Path) -> None:

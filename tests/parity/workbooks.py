@@ -89,6 +89,8 @@ def _edit(variant: str, book: Any) -> None:
         ws.freeze_panes = "A2"
     elif variant == "no-freeze":
         ws.freeze_panes = None
+    elif variant == "freeze-scrolled":  # the same frozen B2, the view scrolled down and right
+        ws.sheet_view.pane.topLeftCell = "D30"
     elif variant == "order":
         book.move_sheet("Sheet3", offset=-2)
     elif variant == "renamed":
@@ -230,6 +232,7 @@ VARIANTS = (
     "format",
     "freeze",
     "no-freeze",
+    "freeze-scrolled",
     "order",
     "renamed",
     "extra-sheet",

@@ -147,7 +147,17 @@ def is_expected_installed_extensions(installed: Any, expected: dict[str, Any]) -
     """1 when every name in ``expected["expected"]`` is among the installed extensions."""
     if not installed:
         return 0.0
-    return float(set(expected["expected"]).issubset(set(installed)))
+    return float(
+        {_extension_name(n) for n in expected["expected"]} <= {_extension_name(n) for n in installed}
+    )
+
+
+_EXTENSION_ALIASES = ({"Zoom Chrome Extension", "Zoom for Google Chrome"},)
+"""Names one extension has had in the Chrome Web Store (OSWorld takes each group as one name)."""
+
+
+def _extension_name(name: str) -> str:
+    return next((min(group) for group in _EXTENSION_ALIASES if name in group), name)
 
 
 @metric("is_cookie_deleted")
@@ -170,12 +180,34 @@ def check_history_deleted(history: list[Any], rule: dict[str, Any]) -> float:
 
 @metric("is_shortcut_on_desktop")
 def is_shortcut_on_desktop(shortcuts: dict[str, str], rule: dict[str, Any]) -> float:
-    """1 when a desktop launcher has the line ``Name=<name>`` (``type: name``) or ``Exec=<exec>``."""
+    """1 when a desktop launcher is named ``rule["name"]`` (``type: name``) or runs ``rule["exec"]``.
+
+    As OSWorld at the tasks' commit: the text ``Name=<name>`` followed by a line end, or a ``Name=``
+    line whose value holds the name or is held by it, case aside (a site's title changes over time);
+    for ``exec``, the text ``Exec=<exec>`` and a line end, or an ``Exec=`` line whose value holds the
+    command or is held by it.
+
+    >>> is_shortcut_on_desktop({"a.desktop": "Name=GitHub - Home"}, {"type": "name", "name": "github"})
+    1.0
+    """
     kind = rule["type"]
     if kind not in ("name", "exec"):
         raise ValueError(f"is_shortcut_on_desktop type {kind!r} is not defined")
-    line = f"{kind.capitalize()}={rule[kind]}\n"
-    return float(any(line in text for text in shortcuts.values()))
+    want = rule[kind]
+    key = f"{kind.capitalize()}="
+
+    def fold(text: str) -> str:
+        return text.lower() if kind == "name" else text
+
+    for text in shortcuts.values():
+        if f"{key}{want}\n" in text:
+            return 1.0
+        for line in text.split("\n"):
+            if line.startswith(key):
+                value = line[len(key) :]
+                if value == want or fold(want) in fold(value) or fold(value) in fold(want):
+                    return 1.0
+    return 0.0
 
 
 @metric("check_font_size")

@@ -62,6 +62,43 @@ def odt_paragraphs(path: str) -> list[str]:
     return out
 
 
+_ODF_STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+_ODF_OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+_ODF_FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+HIGHLIGHT = "#ffff00"
+"""The background colour of LibreOffice Writer's default (yellow) highlighting."""
+
+
+def odt_highlighted(path: str) -> bool:
+    """Whether some ``text:span`` of an OpenDocument text has an automatic style with a yellow background.
+
+    The spans and automatic styles of ``styles.xml`` and ``content.xml`` are read together; a style
+    highlights when one of its property elements has ``fo:background-color="#ffff00"``.
+    """
+    import zipfile
+
+    import lxml.etree
+
+    roots = []
+    with zipfile.ZipFile(path) as z:
+        names = set(z.namelist())
+        roots = [
+            lxml.etree.fromstring(z.read(part)) for part in ("styles.xml", "content.xml") if part in names
+        ]
+    highlighting = set()
+    for root in roots:
+        for styles in root.iter(f"{{{_ODF_OFFICE}}}automatic-styles"):
+            for style in styles:
+                if any(prop.get(f"{{{_ODF_FO}}}background-color") == HIGHLIGHT for prop in style):
+                    highlighting.add(style.get(f"{{{_ODF_STYLE}}}name"))
+    return any(
+        span.get(f"{{{_ODF_TEXT}}}style-name") in highlighting
+        for root in roots
+        for span in root.iter(f"{{{_ODF_TEXT}}}span")
+        if span.get(f"{{{_ODF_TEXT}}}style-name")
+    )
+
+
 def _paragraph_texts(path: str) -> list[str]:
     if path.endswith(".odt"):
         return odt_paragraphs(path)
@@ -115,6 +152,19 @@ def compare_docx_files(result: str | None, expected: str | None, **options: Any)
         if (a.lower() != b.lower()) if ignore_case else (a != b):
             return Verdict(0.0, f"paragraph {i} differs")
     return Verdict(1.0, "documents match")
+
+
+@metric("check_highlighted_words")
+def check_highlighted_words(result: str | None, expected: str | None) -> Verdict:
+    """The document's text matches (``compare_docx_files``) and no word is still highlighted (``.odt``)."""
+    if not result or not expected:
+        return Verdict(0.0, "a file path is empty")
+    same = compare_docx_files(result, expected)
+    if isinstance(same, Verdict) and same.score == 0:
+        return Verdict(0.0, f"texts differ: {same.reason}")
+    if odt_highlighted(result):
+        return Verdict(0.0, "some text is still highlighted")
+    return Verdict(1.0, "the text matches and nothing is highlighted")
 
 
 @metric("compare_docx_tables")

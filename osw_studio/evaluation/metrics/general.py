@@ -238,14 +238,47 @@ def compare_text_file(result: str | None, expected: str, **options: Any) -> floa
 
 @metric("compare_config")
 def compare_config(result: str | None, rules: dict[str, Any], **options: Any) -> float:
-    """A config file's whole text equals ``rules["expected"]``.
+    """A config file holds ``rules["expected"]``.
 
-    OSWorld's metric takes options (tasks pass ``containment_ok``) but compares the whole text whatever
-    they say, so a settings file with other keys besides the expected ones scores 0.
+    With ``containment_ok`` (the default) the expected JSON is contained in the file's JSON: each
+    expected key present with a contained value (lists and scalars equal); text that is not JSON on
+    either side is looked for as a substring instead. With ``containment_ok: false`` the file's text
+    equals the expected text, or its JSON equals the expected JSON.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    ...     _ = f.write('{"a": {"b": 1, "c": 2}, "d": 3}')
+    >>> compare_config(f.name, {"expected": '{"a": {"b": 1}}'})
+    1.0
+    >>> compare_config(f.name, {"expected": '{"a": {"b": 1}}'}, containment_ok=False)
+    0.0
     """
     if not result:
         return 0.0
-    return float(_read(result) == rules["expected"])
+    expected = rules.get("expected")
+    if not expected:
+        return 0.0
+    text = _read(result)
+    if options.get("containment_ok", True):
+        try:
+            return float(_contains(json.loads(expected), json.loads(text)))
+        except (TypeError, ValueError):
+            return float(expected.strip() in text)
+    if text == expected:
+        return 1.0
+    try:
+        return float(json.loads(text) == json.loads(expected))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _contains(expected: Any, actual: Any) -> bool:
+    """``actual`` holds ``expected``: dicts key by key (recursively), anything else equal."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and _contains(v, actual[k]) for k, v in expected.items()
+        )
+    return bool(expected == actual)
 
 
 @metric("check_json_settings")

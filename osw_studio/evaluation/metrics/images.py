@@ -116,6 +116,34 @@ def check_structure_sim(result: str | None, expected: str | None) -> float:
         return 0.0
 
 
+@metric("check_structure_sim_with_threshold")
+def check_structure_sim_with_threshold(result: str | None, expected: str | None, **options: Any) -> float:
+    """The result, resized to the expected size if it differs, has an SSIM of at least ``ssim_threshold``.
+
+    The threshold defaults to 0.85. Images under 7 pixels on a side are compared with the largest odd
+    window that fits; anything unreadable scores 0.
+    """
+    from skimage.metrics import structural_similarity
+
+    if result is None or expected is None:
+        return 0.0
+    threshold = options.get("ssim_threshold", 0.85)
+    try:
+        src, tgt = load(result), load(expected)
+        if src.size != tgt.size:
+            src = src.resize(tgt.size, Image.Resampling.LANCZOS)
+        a = np.array(src if src.mode == "RGB" else src.convert("RGB"))
+        b = np.array(tgt if tgt.mode == "RGB" else tgt.convert("RGB"))
+        side = min(a.shape[0], a.shape[1])
+        window = SSIM_WINDOW if side >= SSIM_WINDOW else side if side % 2 else side - 1
+        if window < 1:
+            return 0.0
+        score = structural_similarity(a, b, win_size=window, channel_axis=2)  # type: ignore[no-untyped-call]
+        return float(score >= threshold)
+    except Exception:  # OSWorld scores any failure (unreadable file, SSIM error) 0
+        return 0.0
+
+
 def _opaque_content(image: Image.Image) -> Image.Image | None:
     """The image cropped to its non-transparent pixels, or None when all are transparent."""
     image = image if image.mode == "RGBA" else image.convert("RGBA")

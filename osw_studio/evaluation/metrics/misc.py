@@ -258,6 +258,34 @@ def check_thunderbird_filter(result: str | None, rules: dict[str, Any]) -> float
     return _expect_unexpect(filters, rules)
 
 
+def _blank_pieces(path: str, remove_duplicate: bool) -> int:
+    """How many blank pieces a folder file has between its ``FROM - `` separators (see below)."""
+    with open(path) as f:
+        pieces = f.read().strip().split("FROM - ")
+    blank = sum(1 for piece in pieces if not piece.strip())
+    return min(blank, 1) if remove_duplicate else blank
+
+
+@metric("check_thunderbird_folder")
+def check_thunderbird_folder(result: Any, expected: Any, **options: Any) -> float:
+    """Each exported Thunderbird folder file (or list of them) reads like its expected one.
+
+    OSWorld at the tasks' commit splits a folder file into messages at ``FROM - `` but skips every piece
+    that has text in it, so what it compares is only the blank pieces: whether the file starts with (or
+    holds two adjacent) separators, or is empty; with ``remove_duplicate: false``, how many such pieces.
+    The message options (``ignore_status``, ``ignore_keys``, ``remove_deleted``) cannot change a blank
+    piece. A missing result scores 0. This is OSWorld's score, so it is ours.
+    """
+    results, expecteds = (result, expected) if isinstance(expected, list) else ([result], [expected])
+    remove_duplicate = options.get("remove_duplicate", True)
+    for ours, theirs in zip(results, expecteds, strict=False):
+        if ours is None:
+            return 0.0
+        if _blank_pieces(ours, remove_duplicate) != _blank_pieces(theirs, remove_duplicate):
+            return 0.0
+    return 1.0
+
+
 # --- EPUB ------------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,11 @@
 """Presentation metrics: ``compare_pptx_files`` with OSWorld's ``examine_*`` switches.
 
 The comparison walks slides, shapes, paragraphs and runs in order and stops at the first difference.
-Sizes and positions match within ``approximately_tolerance`` (relative, default 0.005).
+Sizes and positions match within ``approximately_tolerance`` (relative, default 0.005); shapes without
+text (pictures, empty boxes) are exempt from the position/size check of ``examine_shape``. As OSWorld at
+the tasks' commit: ``examine_run_count: false`` stops comparing run counts, two blank paragraphs compare
+only their runs with text, paragraph levels 0 and 1 are the same indent, and a bullet's level counts
+only where a bullet is shown.
 """
 
 from __future__ import annotations
@@ -34,15 +38,14 @@ _DEFAULTS = {
     "examine_shape_for_shift_size": False,
     "examine_image_size": False,
     "examine_modify_height": False,
+    "examine_run_count": True,
 }
 _OTHER_OPTIONS = {
     "approximately_tolerance",
     "enable_debug",
-    "examine_run_count",
     "examine_shape_lenient_height",
 }
-# examine_run_count and examine_shape_lenient_height are passed by tasks but not read by OSWorld's
-# desktop-env 1.0.2 (the reference): run counts are always compared and heights are never lenient.
+# examine_shape_lenient_height is passed by tasks but not read by OSWorld: heights are never lenient.
 # Keys starting with "_" are comments in task files (e.g. "_note").
 _PICTURE, _TABLE, _FREEFORM = 13, 19, 5
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -101,6 +104,29 @@ def _bullets(xml: str) -> list[tuple[Any, ...]]:
     return out
 
 
+def _bullets_same(b1: list[tuple[Any, ...]], b2: list[tuple[Any, ...]]) -> bool:
+    """Same text and bullet characters; levels only where either paragraph shows a bullet."""
+    if len(b1) != len(b2):
+        return False
+    for (lvl1, char1, text1), (lvl2, char2, text2) in zip(b1, b2, strict=True):
+        if text1 != text2 or char1 != char2:
+            return False
+        if (char1 != "No Bullet" or char2 != "No Bullet") and lvl1 != lvl2:
+            return False
+    return True
+
+
+def _runs(p1: Any, p2: Any) -> tuple[list[Any], list[Any]]:
+    """The runs to compare: of two blank paragraphs, only the runs with text (formatting-only runs vary)."""
+    if not (p1.text or "").strip() and not (p2.text or "").strip():
+        return [r for r in p1.runs if (r.text or "").strip()], [r for r in p2.runs if (r.text or "").strip()]
+    return list(p1.runs), list(p2.runs)
+
+
+def _blank(shape: Any) -> bool:
+    return not (getattr(shape, "text", None) or "").strip()
+
+
 def _falsy_same(a: Any, b: Any) -> bool:
     return a == b or (not a and not b)
 
@@ -152,7 +178,7 @@ def _compare_runs(run1: Any, run2: Any, ex: dict[str, Any]) -> str | None:
             b1, b2 = _bullets(run1.part.blob.decode("utf-8")), _bullets(run2.part.blob.decode("utf-8"))
         except Exception:  # an unreadable part is not compared
             return None
-        if b1 != b2:
+        if not _bullets_same(b1, b2):
             return "bullets"
     return None
 
@@ -192,7 +218,7 @@ def _position_checks(s1: Any, s2: Any, slide_no: int, ex: dict[str, Any], tol: f
     exempt = has_text and s1.text == s2.text == "Elaborate on what you want to discuss."
     if ex["examine_shape_for_shift_size"] and not geometry_same and not exempt:
         return "shape position/size"
-    if ex["examine_shape"] and not geometry_same:
+    if ex["examine_shape"] and not geometry_same and not (_blank(s1) and _blank(s2)):
         return "shape position/size"
     if ex["examine_image_size"]:
         if s1.shape_type == _PICTURE and s2.shape_type == _PICTURE:
@@ -219,9 +245,10 @@ def _compare_table(t1: Any, t2: Any, ex: dict[str, Any]) -> str | None:
             if len(paragraphs1) != len(paragraphs2):
                 return "table cell paragraph count"
             for p1, p2 in zip(paragraphs1, paragraphs2, strict=True):
-                if len(p1.runs) != len(p2.runs):
+                runs1, runs2 = _runs(p1, p2)
+                if ex["examine_run_count"] and len(runs1) != len(runs2):
                     return "table cell run count"
-                for run1, run2 in zip(p1.runs, p2.runs, strict=True):
+                for run1, run2 in zip(runs1, runs2, strict=False):
                     # Table runs are compared whatever the examine_font_* switches say (as OSWorld does).
                     if ex["examine_color_rgb"] and _colors_differ(run1.font, run2.font):
                         return "table font color"
@@ -245,11 +272,12 @@ def _compare_text(s1: Any, s2: Any, ex: dict[str, Any]) -> str | None:
             return "paragraph alignment"
         if ex["examine_text"] and p1.text != p2.text:
             return "paragraph text"
-        if ex["examine_indent"] and p1.level != p2.level:
+        if ex["examine_indent"] and p1.level != p2.level and not {p1.level or 0, p2.level or 0} <= {0, 1}:
             return "paragraph indent"
-        if len(p1.runs) != len(p2.runs):
+        runs1, runs2 = _runs(p1, p2)
+        if ex["examine_run_count"] and len(runs1) != len(runs2):
             return "run count"
-        for run1, run2 in zip(p1.runs, p2.runs, strict=True):
+        for run1, run2 in zip(runs1, runs2, strict=False):
             why = _compare_runs(run1, run2, ex)
             if why:
                 return why
@@ -291,7 +319,8 @@ def _compare_grouped_text(text1: list[Any], text2: list[Any], ex: dict[str, Any]
 def compare_pptx_files(result: str | None, expected: str, **options: Any) -> Verdict:
     """Compare two presentations slide by slide, shape by shape, paragraph by paragraph, run by run.
 
-    Paragraph and run counts must match (empty paragraphs count), colours are compared when both runs
+    Paragraph and run counts must match (empty paragraphs count; run counts unless
+    ``examine_run_count`` is false), colours are compared when both runs
     have an RGB value, tables are compared cell by cell, and text shapes nested in groups are checked too.
     """
     from pptx import Presentation

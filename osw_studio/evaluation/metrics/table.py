@@ -373,7 +373,7 @@ def _check_rule(books: _Books, rule: dict[str, Any]) -> bool | None:
         a, b = books.sheet(rule["sheet_idx0"]), books.sheet(rule["sheet_idx1"])
         if a is None:
             return None
-        return b is not None and a.freeze_panes == b.freeze_panes
+        return b is not None and _freeze_key(a) == _freeze_key(b)
     if kind == "zoom":
         sheet = books.sheet(rule["sheet_idx"])
         if sheet is None:
@@ -430,6 +430,22 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
     finally:
         books.close()
     return Verdict(1.0, f"all {len(options['rules'])} rules hold")
+
+
+def _freeze_key(sheet: Any) -> tuple[Any, ...]:
+    """What a sheet freezes: the frozen column and row counts, whatever cell the user scrolled to.
+
+    openpyxl's ``freeze_panes`` is the pane's top-left visible cell, which moves with scrolling; a
+    frozen pane's boundary is its ``xSplit``/``ySplit``. Panes that are split, not frozen, keep the cell.
+    """
+    pane = sheet.sheet_view.pane
+    if pane is None:
+        return ("none",)
+    columns = int(pane.xSplit) if pane.xSplit is not None else 0
+    rows = int(pane.ySplit) if pane.ySplit is not None else 0
+    if (pane.state or "").lower() in ("frozen", "frozensplit"):
+        return ("frozen", columns, rows)
+    return ("other", columns, rows, pane.topLeftCell)
 
 
 @metric("compare_csv")

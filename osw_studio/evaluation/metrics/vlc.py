@@ -134,6 +134,12 @@ def check_one_instance_when_started_from_file(path: str | None, rule: dict[str, 
     return _setting_is(path, "one-instance-when-started-from-file=", "1", expected)
 
 
+@metric("check_play_and_exit")
+def check_play_and_exit(path: str | None, rule: dict[str, Any]) -> float:
+    """``play-and-exit`` (quit when the playlist ends; default 0) is ``expected_play_and_exit``."""
+    return _setting_is(path, "play-and-exit=", "0", _expected(rule, "expected_play_and_exit"))
+
+
 @metric("check_global_key_play_pause")
 def check_global_key_play_pause(path: str | None, rule: dict[str, Any]) -> float:
     """Whether a global play/pause hot key is set (``"1"``) or not (``"0"``), as expected."""
