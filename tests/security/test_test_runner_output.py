@@ -15,11 +15,13 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
 ]
 
+# VmHWM, not ru_maxrss: the latter keeps the pytest process's peak from before the child's exec.
 CHILD = """
-import json, resource, sys
+import json, sys
 from osw_studio.evaluation.metrics.python_suite import check_python_file_by_test_suite
 score = check_python_file_by_test_suite(None, sys.argv[1])
-print(json.dumps({"score": score, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"score": score, "rss_mb": int(peak.split()[1]) / 1024}))
 """
 
 
