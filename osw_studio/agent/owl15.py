@@ -102,7 +102,7 @@ class Owl15Agent(Qwen3VLAgent):
             keys = ("system_prompt", "instruction_prompt", "history_head", "history_step")
             return tuple(str(values[k]) for k in keys)  # type: ignore[return-value]
         system, task = self.texts(instruction, "", (1000, 1000))
-        return system, task, "\n\nPrevious actions:\nStep1: ", "\nStep%d: "
+        return system, task, "\n\nEarlier steps:\n1. ", "\n%d. "
 
     @staticmethod
     def instruction_of(step: StepRecord) -> str:
