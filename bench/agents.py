@@ -61,6 +61,7 @@ PROFILES["opencua-7b"] = {"preset": "opencua-7b", "prompts": "own"}
 PROFILES["qwen2.5-vl"] = {"preset": "qwen2.5-vl", "prompts": "own"}
 PROFILES["evocua-s2"] = {"preset": "evocua-s2", "prompts": "own"}
 PROFILES["uitars-1.5-v2"] = {"preset": "uitars-1.5-v2", "prompts": "own"}
+PROFILES["gui-owl-1.5"] = {"preset": "gui-owl-1.5", "prompts": "own"}
 PROFILES["dart-gui-7b 1280x720"] = {"preset": "dart-gui-7b", "prompts": "own", "screenshot_size": "1280x720"}
 if reference_site() is not None:
     for preset in ("osworld", "uitars-1.5", "qwen3-vl", "qwen2.5-vl", "opencua-7b"):
@@ -71,6 +72,8 @@ if reference_site("mm_agents/evocua/evocua_agent.py") is not None:
     PROFILES["evocua-s2 reference prompts"] = {"preset": "evocua-s2"}
 if reference_site("mm_agents/uitars15_v2.py") is not None:
     PROFILES["uitars-1.5-v2 reference prompts"] = {"preset": "uitars-1.5-v2"}
+if reference_site("mm_agents/owl15_agent.py") is not None:
+    PROFILES["gui-owl-1.5 reference prompts"] = {"preset": "gui-owl-1.5"}
 
 REPLY = {
     "pyautogui": "I click Save.\n```python\npyautogui.click(100, 40)\n```",

@@ -735,3 +735,67 @@ def evocua_prompt() -> CodePrompt | None:
             hint="name another OSWorld checkout, or set the profile's prompts to own",
         ) from None
     return prompt
+
+
+OWL15_AGENT = "mm_agents/owl15_agent.py"
+
+
+def _added_texts(body: ast.AST) -> list[str]:
+    """The leading string of each ``x += "..." + ...`` or ``x += "..." % ... + ...`` in ``body``, in order."""
+    found: list[str] = []
+    for node in ast.walk(body):
+        if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
+            continue
+        value = node.value
+        while isinstance(value, ast.BinOp):
+            value = value.left
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            found.append(value.value)
+    return found
+
+
+def owl15_prompt() -> CodePrompt | None:
+    """The prompts of OSWorld's GUI-Owl-1.5 agent (``Owl15Agent``); None when not found.
+
+    ``system_prompt`` is the module's ``OWL15_PROMPT``; ``instruction_prompt`` the first user turn's text
+    as ``get_qwen3vlprompt`` writes it (with its history on, ``use_history`` 1); ``history_head`` and
+    ``history_step`` the texts ``predict`` adds to it for the first and each later old step (``%d``: the
+    step's number). Evaluate with ``instruction``.
+
+    Raises:
+        SettingsError: If the code found has another shape.
+    """
+    found = reference_site(OWL15_AGENT)
+    if found is None:
+        return None
+    site, version = found
+    path = site / OWL15_AGENT
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        expressions: dict[str, ast.expr] = {}
+        for node in tree.body:
+            if _target(node) == "OWL15_PROMPT":
+                expressions["system_prompt"] = node.value  # type: ignore[attr-defined]
+        opening = _if_assignment(_method(path, "Owl15Agent", "get_qwen3vlprompt"), "user_prompt")
+        if opening is None:
+            raise ValueError("no user_prompt")
+        expressions["user_prompt"] = opening
+        keyword = ast.keyword(arg="instruction", value=ast.Name(id="instruction"))
+        fmt = ast.Attribute(value=ast.Name(id="user_prompt"), attr="format")
+        expressions["instruction_prompt"] = ast.Call(func=fmt, args=[], keywords=[keyword])
+        added = [t for t in _added_texts(_method(path, "Owl15Agent", "predict")) if "Step" in t]
+        if len(added) != 2:
+            raise ValueError(f"{len(added)} history texts, not 2")
+        expressions["history_head"], expressions["history_step"] = (ast.Constant(t) for t in added)
+        order = ["system_prompt", "user_prompt", "instruction_prompt", "history_head", "history_step"]
+        prompt = _code_prompt(
+            OWL15_AGENT, f"{DISTRIBUTION} {version} {OWL15_AGENT}:Owl15Agent", expressions, order
+        )
+        prompt.evaluate(instruction="", self_use_history=1)
+    except (OSError, SyntaxError, ValueError, KeyError, IndexError) as exc:
+        raise SettingsError(
+            f"OSWorld's GUI-Owl-1.5 prompt cannot be read: {exc}",
+            where=str(path),
+            hint="name another OSWorld checkout, or set the profile's prompts to own",
+        ) from None
+    return prompt

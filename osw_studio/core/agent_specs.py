@@ -16,7 +16,7 @@ To add an agent:
 
 Examples:
     >>> [s.id for s in SPECS][:3]
-    ['osworld', 'uitars', 'qwen3vl']
+    ['osworld', 'uitars', 'uitars15v2']
     >>> spec("uitars").entry, spec("uitars").language, spec("human").needs_model
     ('osw_studio.agent.uitars:UITarsAgent', 'uitars', False)
     >>> "human" in UNATTENDED_AGENTS, "replay" in MODEL_AGENTS
@@ -127,6 +127,18 @@ SPECS: tuple[AgentSpec, ...] = (
         reference="mm_agents/evocua",
         presets=("evocua-s2",),
         summary="EvoCUA (S2): computer_use tool calls in 999ths of the screen",
+    ),
+    AgentSpec(
+        id="owl15",
+        entry="osw_studio.agent.owl15:Owl15Agent",
+        needs_model=True,
+        language="qwen3vl",
+        coordinate_mode="rel1000",
+        action_space="pyautogui",
+        history_window=5,
+        reference="mm_agents/owl15_agent.py",
+        presets=("gui-owl-1.5",),
+        summary="GUI-Owl-1.5: computer_use tool calls in thousandths of the screen, one trimmed conversation",
     ),
     AgentSpec(
         id="opencua",

@@ -352,7 +352,7 @@ class Profile(_Section):
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     prompts: PromptSource | None = None
     call_user_tries: int | None = Field(default=None, ge=0, le=100)
-    parse_tries: int | None = Field(default=None, ge=1, le=10)
+    parse_tries: int | None = Field(default=None, ge=1, le=20)  # 20: GUI-Owl-1.5, as OSWorld
     reask_temperature: float | None = Field(default=None, ge=0, le=2)
     reask_min_temperature: float | None = Field(default=None, ge=0, le=2)
     parse_exhausted: ParseExhausted | None = None
@@ -504,6 +504,15 @@ PRESETS: dict[str, Profile] = {
         agent="evocua", coordinate_mode="rel999", action_space="pyautogui", history_window=3,
         temperature=0.0, top_p=0.9, max_tokens=32768, prompts="reference",
     ),
+    # GUI-Owl-1.5 through OSWorld's mm_agents/owl15_agent.py (its openai engine) with
+    # run_multienv_gui_owl15.py's defaults: temperature 0, top_p 0.9, 4096 tokens, five screenshots and
+    # four replies, thousandths of the screen, 5 s after each action; a reply it cannot read is asked
+    # again, twenty calls in all, then the task ends as done.
+    "gui-owl-1.5": Profile(
+        agent="owl15", coordinate_mode="rel1000", action_space="pyautogui", history_window=5,
+        temperature=0.0, top_p=0.9, max_tokens=4096, prompts="reference", parse_tries=20,
+        parse_exhausted="done", settle_seconds=5.0,
+    ),
     # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua as OpenCUA's README runs them
     # (--coordinate_type qwen25: pixels of the Qwen2.5-VL smart-resized screenshot), with the agent's
     # defaults: cot_level l2, action history, three screenshots, temperature 0, top_p 0.9, 1500 tokens.
@@ -537,6 +546,7 @@ MODEL_PRESETS: tuple[tuple[str, str], ...] = (
     (r"opencua", "opencua-7b"),
     (r"qwen3[-_ ]?vl", "qwen3-vl"),
     (r"qwen2\.5[-_ ]?vl", "qwen2.5-vl"),
+    (r"gui[-_ ]?owl", "gui-owl-1.5"),
     (r"evocua(?![-_ ]?s1)", "evocua-s2"),  # S1, its structured-reasoning style, is not reproduced
 )
 """Model names (searched in the name's last ``/`` part, any case) and the preset a profile naming neither a
