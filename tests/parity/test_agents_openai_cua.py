@@ -58,6 +58,8 @@ for inp in ("SCREENSHOT", "A11Y", "BOTH"):  # the system prompts it imports, for
     for out in ("CODE", "ACTION"):
         setattr(prompts, f"SYS_PROMPT_IN_{inp}_OUT_{out}", "")
 prompts.SYS_PROMPT_IN_SOM_OUT_TAG = ""
+# the worker is shared by the session: the stand-ins are put back once the agent's module has loaded
+saved = {name: sys.modules.get(name) for name in ("mm_agents", "mm_agents.prompts")}
 sys.modules.setdefault("mm_agents", types.ModuleType("mm_agents"))
 sys.modules["mm_agents.prompts"] = prompts
 openai = sys.modules["openai"]
@@ -65,6 +67,11 @@ openai.APIError = openai.RateLimitError = openai.Timeout = Exception
 spec = importlib.util.spec_from_file_location("openai_cua_agent_reference", path)
 agent_module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(agent_module)
+for name, module in saved.items():
+    if module is None:
+        sys.modules.pop(name, None)
+    else:
+        sys.modules[name] = module
 
 class Obj(dict):  # the SDK's objects: fields as attributes (a field named keys too), and JSON as a dict
     def __getattribute__(self, name):
