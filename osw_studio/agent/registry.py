@@ -5,7 +5,7 @@ keyring or the environment (:func:`osw_studio.settings.secrets.find_api_key`).
 
 Examples:
     >>> sorted(AGENTS)
-    ['gpt54', 'human', 'openai_cua', 'opencua', 'osworld', 'qwen3vl', 'replay', 'uitars']
+    ['claude', 'gpt54', 'human', 'openai_cua', 'opencua', 'osworld', 'qwen3vl', 'replay', 'uitars']
     >>> agent_class("replay").__name__
     'ReplayAgent'
 """
@@ -30,6 +30,7 @@ AGENTS: dict[str, str] = {
     "human": "osw_studio.agent.human:HumanAgent",
     "gpt54": "osw_studio.agent.cua_openai:GPT54Agent",
     "openai_cua": "osw_studio.agent.cua_openai:ComputerUsePreviewAgent",
+    "claude": "osw_studio.agent.cua_anthropic:ClaudeAgent",
 }
 """Agent ids and their ``module:Class`` entry points."""
 

@@ -36,6 +36,7 @@ AGENTS = (
     "opencua",
     "gpt54",
     "openai_cua",
+    "claude",
 )  # as runner.suite.AGENTS, which --help need not import
 
 

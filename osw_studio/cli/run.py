@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from osw_studio.core.step import EpisodeResult, StepRecord
     from osw_studio.runner.episode import Episode, Proposal
 
-AGENTS = ("osworld", "uitars", "qwen3vl", "opencua", "replay", "human", "gpt54", "openai_cua")
+AGENTS = ("osworld", "uitars", "qwen3vl", "opencua", "replay", "human", "gpt54", "openai_cua", "claude")
 TIMINGS_SHOWN = ("observe", "predict", "gate", "execute", "settle")
 """The phases whose time each step line shows."""
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from osw_studio.envs.base import Env
     from osw_studio.envs.choice import EnvChoice, TokenLookup
 
-MODEL_AGENTS = ("osworld", "uitars", "qwen3vl", "opencua", "gpt54", "openai_cua")
+MODEL_AGENTS = ("osworld", "uitars", "qwen3vl", "opencua", "gpt54", "openai_cua", "claude")
 """Agent kinds that call a model (and so need a key)."""
 
 Mode = Literal["auto", "approve"]

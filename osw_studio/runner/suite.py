@@ -21,7 +21,7 @@ from osw_studio.runner.summary import RUNS_DIR, BatchSummary
 from osw_studio.settings.model import EvaluatorKind, ResolvedProfile, Settings
 from osw_studio.tasks.load import TaskEntry
 
-AGENTS = ("replay", "osworld", "uitars", "qwen3vl", "opencua", "gpt54", "openai_cua")
+AGENTS = ("replay", "osworld", "uitars", "qwen3vl", "opencua", "gpt54", "openai_cua", "claude")
 """Agents that can run a suite unattended (``human`` cannot)."""
 
 DEFAULT_OUT = "results"

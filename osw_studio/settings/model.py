@@ -57,7 +57,9 @@ ObservationType = Literal["screenshot", "a11y_tree", "screenshot_a11y_tree", "so
 EvaluatorKind = Literal["osw-studio", "osworld"]
 """Who scores: our metrics, or OSWorld's own functions in the side environment (``--evaluator``)."""
 ActionSpace = Literal["pyautogui", "computer_13", "uitars"]
-AgentKind = Literal["osworld", "uitars", "qwen3vl", "opencua", "replay", "human", "gpt54", "openai_cua"]
+AgentKind = Literal[
+    "osworld", "uitars", "qwen3vl", "opencua", "replay", "human", "gpt54", "openai_cua", "claude"
+]
 PromptSource = Literal["own", "reference"]
 SafetyChecks = Literal["acknowledge", "fail"]
 """What an unattended run does with a computer-use model's safety check (a pending safety check of OpenAI's
@@ -441,6 +443,13 @@ PRESETS: dict[str, Profile] = {
     "computer-use-preview": Profile(
         agent="openai_cua", model="computer-use-preview", base_url="https://api.openai.com/v1",
         max_tokens=1500, prompts="reference", safety_checks="acknowledge",
+    ),
+    # Claude Sonnet 4.5 through OSWorld's mm_agents/anthropic/ on Anthropic's API (so with prompt caching)
+    # with its run script's defaults: the computer_20251124 tool at 1280x720, thinking (2048 tokens),
+    # max_tokens 3000, no temperature or top_p sent.
+    "claude-sonnet-4.5": Profile(
+        agent="claude", model="claude-sonnet-4-5-20250929", base_url="https://api.anthropic.com",
+        max_tokens=3000, prompts="reference",
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
