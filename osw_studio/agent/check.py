@@ -69,6 +69,10 @@ async def check_model(
 
     if profile.agent in RESPONSES_AGENTS:
         return await check_responses(profile, api_key=api_key, key_source=key_source, wait=wait)
+    from osw_studio.agent.check_cua import MESSAGES_AGENTS, check_messages
+
+    if profile.agent in MESSAGES_AGENTS:
+        return await check_messages(profile, api_key=api_key, key_source=key_source, wait=wait)
 
     def client(base_url: str) -> ModelClient:
         return ModelClient(

@@ -2,7 +2,8 @@
 
 A GPT-5.4 profile is probed through the Responses API with the ``computer`` tool: a wrong key, base URL
 or model is diagnosed as for chat endpoints, and a model that does not take the tool says
-``unsupported_tool`` with the preset to pick.
+``unsupported_tool`` with the preset to pick. A Claude profile is probed through the Messages API with
+the ``computer_20251124`` tool and its beta header, so a refused tool version or beta says so too.
 """
 
 from __future__ import annotations
@@ -29,6 +30,49 @@ RESPONSES_AGENTS: dict[str, list[dict[str, Any]]] = {
 """Agents that speak the Responses API, and the tools their probe sends."""
 
 PROBE = "Reply with the single word OK."
+
+MESSAGES_AGENTS: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
+    "claude": (
+        [{"name": "computer", "type": "computer_20251124", "display_width_px": 1280,
+          "display_height_px": 720, "display_number": 1}],
+        ["computer-use-2025-11-24"],
+    ),
+}  # fmt: skip
+"""Agents that speak the Messages API, and the tools and betas their probe sends."""
+
+
+async def check_messages(
+    profile: ResolvedProfile, *, api_key: str | None, key_source: str | None, wait: float
+) -> CheckResult:
+    """Probe a Messages API endpoint with the agent's tool and beta header, without retries."""
+    from osw_studio.agent.clients.anthropic_messages import MessagesClient
+
+    tools, betas = MESSAGES_AGENTS[profile.agent]
+    params = {
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": PROBE}]}],
+        "tools": tools,
+        "betas": betas,
+    }
+    async with MessagesClient(
+        base_url=profile.base_url, model=profile.model, api_key=api_key, timeout=wait, max_retries=0,
+        stream=False, profile=profile.name,
+    ) as probe:  # fmt: skip
+        try:
+            reply = await probe.create(params)
+        except ModelCallError as error:
+            hint = error.hint
+            if error.reason == "not_found" and profile.base_url.rstrip("/").endswith("/v1"):
+                hint = f"the SDK adds /v1 itself: set base_url to {profile.base_url.rstrip('/')[:-3]}"
+            return CheckResult(
+                ok=False, reason=error.reason,
+                message=f"{error.where}: {error.message}" if error.where else error.message,
+                hint=hint, base_url=profile.base_url, model=profile.model, key_source=key_source,
+            )  # fmt: skip
+    return CheckResult(
+        ok=True, base_url=profile.base_url, model=profile.model, key_source=key_source,
+        reply=reply.text.strip() or "(no text; the model answered)", latency=reply.latency,
+    )  # fmt: skip
 
 
 async def check_responses(

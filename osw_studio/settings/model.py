@@ -449,7 +449,7 @@ PRESETS: dict[str, Profile] = {
     # max_tokens 3000, no temperature or top_p sent.
     "claude-sonnet-4.5": Profile(
         agent="claude", model="claude-sonnet-4-5-20250929", base_url="https://api.anthropic.com",
-        max_tokens=3000, prompts="reference",
+        max_tokens=3000, prompts="reference", api_key_env="ANTHROPIC_API_KEY",
     ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
