@@ -102,3 +102,61 @@ async def test_gpt54_solves_a_task_through_the_responses_api(sandbox: Env, tmp_p
     for file in store.path.rglob("*"):
         if file.is_file():
             assert b"sk-test-secret-key" not in file.read_bytes(), file
+
+
+async def test_claude_solves_a_task_through_the_messages_api(sandbox: Env, tmp_path: Path) -> None:
+    """Claude's tool uses (a click in the tool's 1280x720 frame, then typing) run as one proposal."""
+    from osw_studio.agent.cua_anthropic import ClaudeAgent
+    from tests.fakes.messages_server import FakeMessagesServer, Turn, text, thinking, tool_use
+
+    width, height = sandbox.screen_size
+    point = [500 * 1280 // width, 340 * 720 // height]  # the terminal, in the tool's frame
+    uses = [
+        tool_use("computer", {"action": "left_click", "coordinate": point}),
+        tool_use("computer", {"action": "type", "text": "echo hello > ~/Desktop/hello.txt\n"}),
+    ]
+    entry = load_task(TASKS / "os" / "write-hello-file.json")
+    model = "claude-sonnet-4-5-20250929"
+    with FakeMessagesServer(api_key="sk-ant-secret-key", models=(model,)) as server:
+        server.queue(Turn([thinking("The terminal is open."), *uses]), Turn([text("The file is written.")]))
+        settings = Settings.model_validate(
+            {
+                "profiles": {
+                    "c": {"preset": "claude-sonnet-4.5", "base_url": server.base_url, "max_retries": 0}
+                }
+            }
+        )
+        agent = ClaudeAgent(settings.resolve_profile("c"), api_key="sk-ant-secret-key")
+        store = RunStoreWriter.create(
+            tmp_path, entry.task, domain=entry.domain, model=model, agent="claude",
+            screen_size=sandbox.screen_size, secrets=["sk-ant-secret-key"],
+        )  # fmt: skip
+        episode = Episode(entry.task, agent, sandbox, store=store, domain=entry.domain)
+        tokens: list[str] = []
+        episode.model_token.connect(tokens.append)
+        try:
+            result = await asyncio.wait_for(episode.run(), 90)
+        finally:
+            await agent.aclose()
+        requests = [r.json for r in server.message_requests]
+
+    assert (result.status, result.success, result.score, result.steps) == ("finished", True, 1.0, 2)
+    steps = list(RunStore(store.path).iter_steps())
+    x, y = (int(point[0] * width / 1280), int(point[1] * height / 720))
+    assert [s.executed for s in steps] == [
+        [Click(x=x, y=y), Typing(text="echo hello > ~/Desktop/hello.txt\n")],
+        [Done(message="The file is written.")],
+    ]
+    assert steps[0].thought == "The terminal is open."
+    assert "[tool_use computer: " in "".join(tokens)
+    # The second request answers both tool uses, the last with the screen after the batch at 1280x720.
+    first, second = requests
+    assert first["tools"][0]["type"] == "computer_20251124" and first["thinking"]["budget_tokens"] == 2048
+    answers = [m["content"][0] for m in second["messages"][2:]]
+    assert [a["tool_use_id"] for a in answers] == ["toolu_1_1", "toolu_1_2"]
+    assert [len(a["content"]) for a in answers] == [1, 2]
+    shot = base64.b64decode(answers[1]["content"][1]["source"]["data"])
+    assert shot[16:24] == (1280).to_bytes(4, "big") + (720).to_bytes(4, "big")  # the PNG's size
+    for file in store.path.rglob("*"):
+        if file.is_file():
+            assert b"sk-ant-secret-key" not in file.read_bytes(), file
