@@ -157,6 +157,20 @@ async def test_claude_solves_a_task_through_the_messages_api(sandbox: Env, tmp_p
     assert [len(a["content"]) for a in answers] == [1, 2]
     shot = base64.b64decode(answers[1]["content"][1]["source"]["data"])
     assert shot[16:24] == (1280).to_bytes(4, "big") + (720).to_bytes(4, "big")  # the PNG's size
+    # The requests are stored as sent, each screenshot a reference to a stored file.
+    from osw_studio.trajectory.requests import anthropic_messages
+
+    reader = RunStore(store.path)
+    expander = RequestExpander()
+    for step, sent in zip(steps, requests, strict=True):
+        items = expander.messages(step)
+        assert items is not None
+
+        def data(ref: Mapping[str, Any]) -> str:
+            return base64.b64encode((reader.path / "screens" / ref["file"]).read_bytes()).decode()
+
+        assert anthropic_messages(items, data) == sent["messages"]
+    assert len((store.path / "steps.jsonl").read_bytes()) < 20_000
     for file in store.path.rglob("*"):
         if file.is_file():
             assert b"sk-ant-secret-key" not in file.read_bytes(), file
