@@ -106,6 +106,10 @@ def zoom_region(tool_input: Mapping[str, Any], space: CoordinateSpace | None) ->
         raise ActionParseError("the computer tool's 'zoom' action has no region [x0, y0, x1, y1]")
     x0, y0 = _point(list(region[:2]), "region", "zoom", space)
     x1, y1 = _point(list(region[2:]), "region", "zoom", space)
+    if space is not None and space.image is not None:  # edges, not pixels: the far edge is the screen's
+        (sw, sh), (iw, ih) = space.screen, space.image
+        x0, x1 = (min(sw, int(float(v) * sw / iw)) for v in (region[0], region[2]))
+        y0, y1 = (min(sh, int(float(v) * sh / ih)) for v in (region[1], region[3]))
     left, right = sorted((x0, x1))
     top, bottom = sorted((y0, y1))
     if right - left < 1 or bottom - top < 1:
