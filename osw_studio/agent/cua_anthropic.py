@@ -39,6 +39,7 @@ from osw_studio.actions.claude_tools import parse_claude_action, render_claude_a
 from osw_studio.actions.coords import CoordinateSpace
 from osw_studio.agent.base import Agent, Prediction, TokenCallback
 from osw_studio.agent.clients.anthropic_messages import MessagesClient, MessagesReply
+from osw_studio.agent.cua_openai import edit_note
 from osw_studio.agent.images import prepare_image
 from osw_studio.core.actions import Action, Done, Fail
 from osw_studio.core.errors import ActionParseError
@@ -384,14 +385,9 @@ class ClaudeAgent(Agent):
     def record(self, step: StepRecord) -> None:
         """Keep the step; when a person changed what ran, tell the model so in the next request."""
         super().record(step)
-        if step.source == "human" or step.executed != step.proposed:
-            ran = render_claude_actions(step.executed, self._space)
-            who = (
-                "The person took over and did"
-                if step.source == "human"
-                else "A person changed your actions; what ran"
-            )
-            self._notes.append(f"{who}: {json.dumps(ran)}")
+        note = edit_note(step, lambda actions: render_claude_actions(actions, self._space))
+        if note:
+            self._notes.append(note)
 
 
 def response_text(reply: MessagesReply) -> str:

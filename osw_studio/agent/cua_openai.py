@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -299,14 +300,21 @@ class GPT54Agent(Agent):
     def record(self, step: StepRecord) -> None:
         """Keep the step; when a person changed what ran, tell the model so in the next request."""
         super().record(step)
-        if step.source == "human" or step.executed != step.proposed:
-            ran = render_openai_actions(step.executed, self._space)
-            who = (
-                "The person took over and did"
-                if step.source == "human"
-                else "A person changed your actions; what ran"
-            )
-            self._notes.append(f"{who}: {json.dumps(ran)}")
+        note = edit_note(step, lambda actions: render_openai_actions(actions, self._space))
+        if note:
+            self._notes.append(note)
+
+
+def edit_note(step: StepRecord, render: Callable[[list[Action]], list[dict[str, Any]]]) -> str | None:
+    """What to tell the model when a person took over or changed the step, in the tool's words."""
+    if step.source != "human" and step.executed == step.proposed:
+        return None
+    who = (
+        "The person took over and did"
+        if step.source == "human"
+        else "A person changed your actions; what ran"
+    )
+    return f"{who}: {json.dumps(render(list(step.executed)))}"
 
 
 def response_text(reply: ResponsesReply) -> str:

@@ -31,12 +31,30 @@ from tests.runner.conftest import TASKS
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(120), pytest.mark.asyncio(loop_scope="module")]
 
 
+async def run_task(
+    agent: Any, sandbox: Env, tmp_path: Path, secret: str
+) -> tuple[Any, RunStoreWriter, list[str]]:
+    """The bundled write-hello-file task run by ``agent`` into a new run store; the tokens it streamed."""
+    entry = load_task(TASKS / "os" / "write-hello-file.json")
+    store = RunStoreWriter.create(
+        tmp_path, entry.task, domain=entry.domain, model=agent.model_name, agent=agent.name,
+        screen_size=sandbox.screen_size, secrets=[secret],
+    )  # fmt: skip
+    episode = Episode(entry.task, agent, sandbox, store=store, domain=entry.domain)
+    tokens: list[str] = []
+    episode.model_token.connect(tokens.append)
+    try:
+        result = await asyncio.wait_for(episode.run(), 90)
+    finally:
+        await agent.aclose()
+    return result, store, tokens
+
+
 async def test_gpt54_solves_a_task_through_the_responses_api(sandbox: Env, tmp_path: Path) -> None:
     batch = computer_call(
         {"type": "click", "x": 500, "y": 340, "button": "left"},
         {"type": "type", "text": "echo hello > ~/Desktop/hello.txt\n"},
     )
-    entry = load_task(TASKS / "os" / "write-hello-file.json")
     with FakeResponsesServer() as server:
         server.queue(
             Script([reasoning("The terminal is open."), batch]), Script([message("The file is written.")])
@@ -45,17 +63,7 @@ async def test_gpt54_solves_a_task_through_the_responses_api(sandbox: Env, tmp_p
             {"profiles": {"g": {"preset": "gpt-5.4", "base_url": server.base_url, "max_retries": 0}}}
         )
         agent = GPT54Agent(settings.resolve_profile("g"), api_key="sk-test-secret-key")
-        store = RunStoreWriter.create(
-            tmp_path, entry.task, domain=entry.domain, model="gpt-5.4", agent="gpt54",
-            screen_size=sandbox.screen_size, secrets=["sk-test-secret-key"],
-        )  # fmt: skip
-        episode = Episode(entry.task, agent, sandbox, store=store, domain=entry.domain)
-        tokens: list[str] = []
-        episode.model_token.connect(tokens.append)
-        try:
-            result = await asyncio.wait_for(episode.run(), 90)
-        finally:
-            await agent.aclose()
+        result, store, tokens = await run_task(agent, sandbox, tmp_path, "sk-test-secret-key")
         requests = [r.json for r in server.response_requests]
 
     assert (result.status, result.success, result.score, result.steps) == ("finished", True, 1.0, 2)
@@ -115,7 +123,6 @@ async def test_claude_solves_a_task_through_the_messages_api(sandbox: Env, tmp_p
         tool_use("computer", {"action": "left_click", "coordinate": point}),
         tool_use("computer", {"action": "type", "text": "echo hello > ~/Desktop/hello.txt\n"}),
     ]
-    entry = load_task(TASKS / "os" / "write-hello-file.json")
     model = "claude-sonnet-4-5-20250929"
     with FakeMessagesServer(api_key="sk-ant-secret-key", models=(model,)) as server:
         server.queue(Turn([thinking("The terminal is open."), *uses]), Turn([text("The file is written.")]))
@@ -127,17 +134,7 @@ async def test_claude_solves_a_task_through_the_messages_api(sandbox: Env, tmp_p
             }
         )
         agent = ClaudeAgent(settings.resolve_profile("c"), api_key="sk-ant-secret-key")
-        store = RunStoreWriter.create(
-            tmp_path, entry.task, domain=entry.domain, model=model, agent="claude",
-            screen_size=sandbox.screen_size, secrets=["sk-ant-secret-key"],
-        )  # fmt: skip
-        episode = Episode(entry.task, agent, sandbox, store=store, domain=entry.domain)
-        tokens: list[str] = []
-        episode.model_token.connect(tokens.append)
-        try:
-            result = await asyncio.wait_for(episode.run(), 90)
-        finally:
-            await agent.aclose()
+        result, store, tokens = await run_task(agent, sandbox, tmp_path, "sk-ant-secret-key")
         requests = [r.json for r in server.message_requests]
 
     assert (result.status, result.success, result.score, result.steps) == ("finished", True, 1.0, 2)
