@@ -39,7 +39,7 @@ from osw_studio.actions.claude_tools import parse_claude_action, render_claude_a
 from osw_studio.actions.coords import CoordinateSpace
 from osw_studio.agent.base import Agent, Prediction, TokenCallback
 from osw_studio.agent.clients.anthropic_messages import MessagesClient, MessagesReply
-from osw_studio.agent.cua_openai import edit_note
+from osw_studio.agent.cua_openai import edit_note, prompt_info
 from osw_studio.agent.images import prepare_image
 from osw_studio.core.actions import Action, Done, Fail
 from osw_studio.core.errors import ActionParseError
@@ -229,16 +229,7 @@ class ClaudeAgent(Agent):
         self.system_prompt = (
             found[0] if found else OWN_SYSTEM_PROMPT.format(date=datetime.today().strftime("%A, %B %d, %Y"))
         )
-        self.prompt_info: dict[str, Any] = (
-            {"source": found[1], "faithful": True}
-            if found
-            else {"source": "own", "faithful": False}
-            | (
-                {"reason": "no mm_agents/anthropic/utils.py under $OSW_REFERENCE_SITE"}
-                if profile.prompts == "reference"
-                else {}
-            )
-        )
+        self.prompt_info = prompt_info(found, profile.prompts, "mm_agents/anthropic/utils.py")
         self.messages: list[dict[str, Any]] = []
         self._uses: list[dict[str, Any]] = []  # the last reply's tool uses, answered by the next request
         self._notes: list[str] = []

@@ -87,6 +87,16 @@ def reference_instructions(module: str = "gpt54_agent.py") -> tuple[str, str] | 
     )
 
 
+def prompt_info(found: tuple[str, str] | None, prompts: str, wanted: str) -> dict[str, Any]:
+    """Where an agent's prompt came from: the reference (``found``: its text and source) or our own."""
+    if found:
+        return {"source": found[1], "faithful": True}
+    info: dict[str, Any] = {"source": "own", "faithful": False}
+    if prompts == "reference":
+        info["reason"] = f"no {wanted} under $OSW_REFERENCE_SITE"
+    return info
+
+
 class GPT54Agent(Agent):
     """GPT-5.4 with the ``computer`` tool, chained through the Responses API.
 
@@ -114,16 +124,7 @@ class GPT54Agent(Agent):
         self.safety_checks = profile.safety_checks
         found = reference_instructions(self.reference_module) if profile.prompts == "reference" else None
         self.instructions_template = found[0] if found else OWN_INSTRUCTIONS
-        self.prompt_info: dict[str, Any] = (
-            {"source": found[1], "faithful": True}
-            if found
-            else {"source": "own", "faithful": False}
-            | (
-                {"reason": f"no mm_agents/{self.reference_module} under $OSW_REFERENCE_SITE"}
-                if profile.prompts == "reference"
-                else {}
-            )
-        )
+        self.prompt_info = prompt_info(found, profile.prompts, f"mm_agents/{self.reference_module}")
         self.previous_response_id: str | None = None
         self._calls: list[
             dict[str, Any]

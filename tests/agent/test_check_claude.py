@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from osw_studio.cli import main
+from tests.agent.test_check_cua import check as check_profile
 from tests.fakes import messages_server
 from tests.fakes.memory_keyring import MemoryKeyring
 from tests.fakes.messages_server import FakeMessagesServer
@@ -20,14 +19,8 @@ MODEL = "claude-sonnet-4-5-20250929"
 def check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], base_url: str, **profile: object
 ) -> tuple[int, str, str]:
-    config = tmp_path / "settings.json"
-    config.write_text(json.dumps({
-        "profiles": {"c": {"preset": "claude-sonnet-4.5", "base_url": base_url, "max_retries": 0, **profile}},
-        "active_profile": "c",
-    }))  # fmt: skip
-    code = main(["--config", str(config), "check-model"])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    """``check-model`` of a claude-sonnet-4.5 profile asking ``base_url``."""
+    return check_profile(tmp_path, capsys, base_url, **{"preset": "claude-sonnet-4.5", **profile})
 
 
 @pytest.fixture(autouse=True)
