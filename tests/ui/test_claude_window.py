@@ -34,8 +34,8 @@ def messages() -> Iterator[FakeMessagesServer]:
 async def window(open_window: OpenWindow, messages: FakeMessagesServer) -> MainWindow:
     settings = Settings.model_validate({
         "evaluation": {"screen_resolution": "1280x720", "max_steps": 5},
-        "profiles": {"claude": {"preset": "claude-sonnet-4.5", "base_url": messages.base_url, "max_retries": 0}},
-        "active_profile": "claude",
+        "profiles": {"c": {"preset": "claude-sonnet-4.5", "base_url": messages.base_url, "max_retries": 0}},
+        "active_profile": "c",
     })  # fmt: skip
     return await open_window(settings)
 
