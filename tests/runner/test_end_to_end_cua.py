@@ -168,6 +168,17 @@ async def test_claude_solves_a_task_through_the_messages_api(sandbox: Env, tmp_p
 
         assert anthropic_messages(items, data) == sent["messages"]
     assert len((store.path / "steps.jsonl").read_bytes()) < 20_000
+
+    # The chat export writes the run as a tool-call conversation: each tool use a call of the computer
+    # function with its input, each tool result a tool message.
+    out = tmp_path / "sft"
+    assert main(["export", "-q", "--format", "sft-messages", "--out", str(out), str(store.path)]) == 0
+    last = json.loads((out / "data.jsonl").read_text().splitlines()[-1])["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "tool", "tool", "assistant"]
+    calls = last[1]["tool_calls"]
+    assert [c["id"] for c in calls] == ["toolu_1_1", "toolu_1_2"]
+    assert json.loads(calls[0]["function"]["arguments"]) == {"action": "left_click", "coordinate": point}
+    assert last[3]["tool_call_id"] == "toolu_1_2" and last[3]["content"][1]["type"] == "image_url"
     for file in store.path.rglob("*"):
         if file.is_file():
             assert b"sk-ant-secret-key" not in file.read_bytes(), file
