@@ -17,7 +17,8 @@ the model id is Bedrock's and there is no prompt caching; we speak Anthropic's o
 reference enables caching, so it is compared with ``provider=ANTHROPIC``. ``zoom`` is served here from a
 full-resolution crop of the screen (the reference cannot parse it and asks again); an unreadable tool use
 is a step error here and the conversation is asked again at the next step (the reference re-asks at
-once, three times, then fails). Not in this episode: ``[INFEASIBLE]`` fails the task on both sides.
+once, three times, then fails); ``temperature`` and ``top_p`` are never sent here (the run script's default
+sends neither). Not in this episode: ``[INFEASIBLE]`` fails the task on both sides.
 """
 
 from __future__ import annotations
