@@ -179,6 +179,10 @@ async def test_claude_solves_a_task_through_the_messages_api(sandbox: Env, tmp_p
     assert [c["id"] for c in calls] == ["toolu_1_1", "toolu_1_2"]
     assert json.loads(calls[0]["function"]["arguments"]) == {"action": "left_click", "coordinate": point}
     assert last[3]["tool_call_id"] == "toolu_1_2" and last[3]["content"][1]["type"] == "image_url"
+    for fmt in ("osworld", "html", "parquet", "sft-sharegpt", "rollouts"):  # the run goes into every layout
+        assert main(["export", "-q", "--format", fmt, "--out", str(tmp_path / fmt), str(store.path)]) == 0, (
+            fmt
+        )
     for file in store.path.rglob("*"):
         if file.is_file():
             assert b"sk-ant-secret-key" not in file.read_bytes(), file
