@@ -65,10 +65,15 @@ async def check_model(
         wait_s: Seconds to wait for an answer (default: the profile's timeout, at most 30).
     """
     wait = wait_s if wait_s is not None else min(profile.timeout, 30.0)
-    from osw_studio.agent.check_cua import RESPONSES_AGENTS, check_responses
+    from osw_studio.agent.check_cua import check_responses
+    from osw_studio.core.agent_specs import MESSAGES_AGENTS, RESPONSES_AGENTS
 
     if profile.agent in RESPONSES_AGENTS:
         return await check_responses(profile, api_key=api_key, key_source=key_source, wait=wait)
+    from osw_studio.agent.check_cua import check_messages
+
+    if profile.agent in MESSAGES_AGENTS:
+        return await check_messages(profile, api_key=api_key, key_source=key_source, wait=wait)
 
     def client(base_url: str) -> ModelClient:
         return ModelClient(

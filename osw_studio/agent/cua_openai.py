@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -86,6 +87,16 @@ def reference_instructions(module: str = "gpt54_agent.py") -> tuple[str, str] | 
     )
 
 
+def prompt_info(found: tuple[str, str] | None, prompts: str, wanted: str) -> dict[str, Any]:
+    """Where an agent's prompt came from: the reference (``found``: its text and source) or our own."""
+    if found:
+        return {"source": found[1], "faithful": True}
+    info: dict[str, Any] = {"source": "own", "faithful": False}
+    if prompts == "reference":
+        info["reason"] = f"no {wanted} under $OSW_REFERENCE_SITE"
+    return info
+
+
 class GPT54Agent(Agent):
     """GPT-5.4 with the ``computer`` tool, chained through the Responses API.
 
@@ -113,16 +124,7 @@ class GPT54Agent(Agent):
         self.safety_checks = profile.safety_checks
         found = reference_instructions(self.reference_module) if profile.prompts == "reference" else None
         self.instructions_template = found[0] if found else OWN_INSTRUCTIONS
-        self.prompt_info: dict[str, Any] = (
-            {"source": found[1], "faithful": True}
-            if found
-            else {"source": "own", "faithful": False}
-            | (
-                {"reason": f"no mm_agents/{self.reference_module} under $OSW_REFERENCE_SITE"}
-                if profile.prompts == "reference"
-                else {}
-            )
-        )
+        self.prompt_info = prompt_info(found, profile.prompts, f"mm_agents/{self.reference_module}")
         self.previous_response_id: str | None = None
         self._calls: list[
             dict[str, Any]
@@ -299,14 +301,21 @@ class GPT54Agent(Agent):
     def record(self, step: StepRecord) -> None:
         """Keep the step; when a person changed what ran, tell the model so in the next request."""
         super().record(step)
-        if step.source == "human" or step.executed != step.proposed:
-            ran = render_openai_actions(step.executed, self._space)
-            who = (
-                "The person took over and did"
-                if step.source == "human"
-                else "A person changed your actions; what ran"
-            )
-            self._notes.append(f"{who}: {json.dumps(ran)}")
+        note = edit_note(step, lambda actions: render_openai_actions(actions, self._space))
+        if note:
+            self._notes.append(note)
+
+
+def edit_note(step: StepRecord, render: Callable[[list[Action]], list[dict[str, Any]]]) -> str | None:
+    """What to tell the model when a person took over or changed the step, in the tool's words."""
+    if step.source != "human" and step.executed == step.proposed:
+        return None
+    who = (
+        "The person took over and did"
+        if step.source == "human"
+        else "A person changed your actions; what ran"
+    )
+    return f"{who}: {json.dumps(render(list(step.executed)))}"
 
 
 def response_text(reply: ResponsesReply) -> str:

@@ -45,6 +45,12 @@ class AgentSpec:
         reference: The OSWorld module it reproduces (under OSWorld's ``mm_agents/``), if any.
         presets: The built-in presets (``settings.model.PRESETS``) that run it.
         summary: One line for menus and ``--help``.
+        api: The model API it speaks: ``chat`` (chat completions), ``responses`` (OpenAI's Responses
+            API) or ``messages`` (Anthropic's Messages API); ``check-model`` and the exporters follow it.
+        tool: The vendor's computer-use tool it declares (``computer``, ``computer_use_preview``,
+            ``computer_20251124``), which ``check-model``'s probe sends; None for chat agents.
+        chained: Whether its requests are chained to the previous response (``previous_response_id``)
+            instead of resending the conversation.
     """
 
     id: str
@@ -58,6 +64,9 @@ class AgentSpec:
     reference: str | None = None
     presets: tuple[str, ...] = ()
     summary: str = ""
+    api: str = "chat"
+    tool: str | None = None
+    chained: bool = False
 
 
 SPECS: tuple[AgentSpec, ...] = (
@@ -170,6 +179,9 @@ SPECS: tuple[AgentSpec, ...] = (
         reference="mm_agents/gpt54_agent.py",
         presets=("gpt-5.4",),
         summary="GPT-5.4 through OpenAI's Responses API and its computer tool (batched actions)",
+        api="responses",
+        tool="computer",
+        chained=True,
     ),
     AgentSpec(
         id="openai_cua",
@@ -178,6 +190,18 @@ SPECS: tuple[AgentSpec, ...] = (
         reference="mm_agents/openai_cua_agent.py",
         presets=("computer-use-preview",),
         summary="computer-use-preview through OpenAI's Responses API and its computer_use_preview tool",
+        api="responses",
+        tool="computer_use_preview",
+    ),
+    AgentSpec(
+        id="claude",
+        entry="osw_studio.agent.cua_anthropic:ClaudeAgent",
+        needs_model=True,
+        reference="mm_agents/anthropic",
+        presets=("claude-sonnet-4.5",),
+        summary="Claude through Anthropic's Messages API and its computer_20251124 tool",
+        api="messages",
+        tool="computer_20251124",
     ),
     AgentSpec(
         id="replay",
@@ -207,6 +231,10 @@ SUITE_AGENTS: tuple[str, ...] = (
     *(s.id for s in SPECS if s.needs_model and s.unattended),
 )
 """``osw-studio eval run --agent`` choices: the no-model ones first (``replay`` needs no key)."""
+RESPONSES_AGENTS: tuple[str, ...] = tuple(s.id for s in SPECS if s.api == "responses")
+"""Agents that speak OpenAI's Responses API."""
+MESSAGES_AGENTS: tuple[str, ...] = tuple(s.id for s in SPECS if s.api == "messages")
+"""Agents that speak Anthropic's Messages API."""
 OWN_LANGUAGES: dict[str, str] = {s.id: s.language for s in SPECS if s.language is not None}
 """Agents whose models write an action language of their own (the others: pyautogui or computer_13)."""
 

@@ -537,6 +537,13 @@ PRESETS: dict[str, Profile] = {
         agent="openai_cua", model="computer-use-preview", base_url="https://api.openai.com/v1",
         max_tokens=1500, prompts="reference", safety_checks="acknowledge",
     ),
+    # Claude Sonnet 4.5 through OSWorld's mm_agents/anthropic/ on Anthropic's API (so with prompt caching)
+    # with its run script's defaults: the computer_20251124 tool at 1280x720, thinking (2048 tokens),
+    # max_tokens 3000, no temperature or top_p sent.
+    "claude-sonnet-4.5": Profile(
+        agent="claude", model="claude-sonnet-4-5-20250929", base_url="https://api.anthropic.com",
+        max_tokens=3000, prompts="reference", api_key_env="ANTHROPIC_API_KEY",
+    ),
 }  # fmt: skip
 """Built-in model setups a profile names with ``preset``; the profile's own values win."""
 

@@ -103,10 +103,23 @@ to one keeps the part's other keys in ``sent_as``; a ``computer_call_output``'s 
 ``output`` (position ``-1`` below)."""
 
 
+def _is_anthropic_image(part: Any) -> bool:
+    """An image block of the Messages API: ``{"type": "image", "source": {"type": "base64", ...}}``."""
+    source = part.get("source") if isinstance(part, Mapping) else None
+    return (
+        isinstance(part, Mapping)
+        and part.get("type") == "image"
+        and isinstance(source, Mapping)
+        and source.get("type") == "base64"
+        and isinstance(source.get("data"), str)
+    )
+
+
 def _is_image(part: Any) -> bool:
     return isinstance(part, Mapping) and (
         part.get("type") == "image_url"
         or (part.get("type") in RESPONSES_IMAGES and is_data_url(part.get("image_url")))
+        or _is_anthropic_image(part)
     )
 
 
@@ -151,6 +164,13 @@ class RequestCompactor:
             if isinstance(content, list):
                 parts = [
                     self._part(part, step, screen_name, screen_sha, current == (pos, i))
+                    if not _is_tool_result(part)
+                    else {
+                        **part,
+                        "content": [
+                            self._part(p, step, screen_name, screen_sha, False) for p in part["content"]
+                        ],
+                    }
                     for i, part in enumerate(content)
                 ]
                 message = {**message, "content": parts}
@@ -176,18 +196,37 @@ class RequestCompactor:
     ) -> Any:
         if not _is_image(part):
             return part
+        if _is_anthropic_image(part):  # kept with the block's other keys (cache_control) in sent_as
+            source = part["source"]
+            url: Any = f"data:{source.get('media_type', 'image/png')};base64,{source['data']}"
+            sent = {**part, "source": {k: v for k, v in source.items() if k != "data"}}
+            found = self._ref(url, step, screen_name, screen_sha, is_current)
+            return part if found is None else {**found, "sent_as": sent}
         image_url = part.get("image_url")
         responses_shape = part.get("type") in RESPONSES_IMAGES
         url = (
             image_url if responses_shape else image_url.get("url") if isinstance(image_url, Mapping) else None
         )
-        if not is_data_url(url):
+        ref = self._ref(url, step, screen_name, screen_sha, is_current)
+        if ref is None:
             return part  # an http(s) URL is its own reference
+        if responses_shape:
+            return {**ref, "sent_as": {k: v for k, v in part.items() if k != "image_url"}}
+        assert isinstance(image_url, Mapping)
+        extra = {k: v for k, v in image_url.items() if k != "url"}
+        return {**ref, "image_url": extra} if extra else dict(ref)
+
+    def _ref(
+        self, url: Any, step: int, screen_name: str | None, screen_sha: str | None, is_current: bool
+    ) -> dict[str, Any] | None:
+        """The reference of a data URL's image (saved when no stored screen holds it), or None."""
+        if not is_data_url(url):
+            return None
         assert isinstance(url, str)
         try:
             mime, data = decode_data_url(url)
         except ValueError:
-            return part
+            return None
         sha = hashlib.sha256(data).hexdigest()
         ref = self._images.get(sha)
         if ref is None:
@@ -214,11 +253,42 @@ class RequestCompactor:
             if of is not None:
                 ref["of"] = of
             self._images[sha] = ref
-        if responses_shape:
-            return {**ref, "sent_as": {k: v for k, v in part.items() if k != "image_url"}}
-        assert isinstance(image_url, Mapping)
-        extra = {k: v for k, v in image_url.items() if k != "url"}
-        return {**ref, "image_url": extra} if extra else dict(ref)
+        return ref
+
+
+def _is_tool_result(part: Any) -> bool:
+    return (
+        isinstance(part, Mapping)
+        and part.get("type") == "tool_result"
+        and isinstance(part.get("content"), list)
+    )
+
+
+def anthropic_messages(
+    messages: Iterable[Mapping[str, Any]], data: Callable[[Mapping[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Messages API ``messages`` as sent, each image reference its block again (``data`` its base64).
+
+    >>> ref = {"type": "image_ref", "file": "s.png", "sent_as": {"type": "image", "source": {"type": "base64"}}}
+    >>> anthropic_messages([{"role": "user", "content": [ref]}], lambda r: "QUJD")
+    [{'role': 'user', 'content': [{'type': 'image', 'source': {'type': 'base64', 'data': 'QUJD'}}]}]
+    """  # noqa: E501
+
+    def part(value: Any) -> Any:
+        if isinstance(value, Mapping) and value.get("type") == IMAGE_REF and "sent_as" in value:
+            sent = dict(value["sent_as"])
+            return {**sent, "source": {**sent.get("source", {}), "data": data(value)}}
+        if _is_tool_result(value):
+            return {**value, "content": [part(p) for p in value["content"]]}
+        return value
+
+    out = []
+    for message in messages:
+        content = message.get("content")
+        out.append(
+            {**message, "content": [part(p) for p in content] if isinstance(content, list) else content}
+        )
+    return out
 
 
 class RequestExpander:

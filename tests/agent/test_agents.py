@@ -264,8 +264,10 @@ def test_the_registry() -> None:
         "human",
         "gpt54",
         "openai_cua",
+        "claude",
     } <= set(AGENTS)
     assert agent_class("gpt54").__name__ == "GPT54Agent"
+    assert agent_class("claude").__name__ == "ClaudeAgent"
     assert agent_class("openai_cua").__name__ == "ComputerUsePreviewAgent"
     assert agent_class("uitars").__name__ == "UITarsAgent"
     assert agent_class("qwen3vl").__name__ == "Qwen3VLAgent"

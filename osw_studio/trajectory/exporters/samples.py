@@ -27,7 +27,12 @@ from osw_studio.core import agent_specs
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
 from osw_studio.trajectory.exporters.replies import Language, write_reply
-from osw_studio.trajectory.exporters.tool_calls import RESPONSES_AGENTS, ToolCallConversation
+from osw_studio.trajectory.exporters.tool_calls import (
+    MESSAGES_AGENTS,
+    RESPONSES_AGENTS,
+    ToolCallConversation,
+    messages_chat,
+)
 from osw_studio.trajectory.layout import image_size
 from osw_studio.trajectory.requests import IMAGE_REF, RequestExpander, image_refs
 
@@ -136,6 +141,8 @@ class SampleBuilder:
             prompt = expander.messages(step)
             if conversation is not None and prompt is not None:  # Responses API input: a tool-call chat
                 prompt = conversation.prompt(step, prompt)
+            elif prompt is not None and run.meta.agent in MESSAGES_AGENTS:  # Messages API: a tool-call chat
+                prompt = messages_chat(prompt)
             origin: PromptOrigin = "recorded"
             if prompt is None and step.source == "agent" and last is None:
                 # The first model step has no request: the run predates request recording, or no

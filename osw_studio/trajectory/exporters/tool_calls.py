@@ -8,6 +8,11 @@ its ``computer_call_output`` is a ``tool`` message holding the screen after it; 
 out. GPT-5.4's requests are chained (each sends only what is new), so its conversation is built up step
 by step, each step's assistant turn written from what the step proposed.
 
+A Claude step records its Messages API ``messages``, the whole conversation: :func:`messages_chat` writes
+each reply as an assistant turn (its text; its thinking left out) with a tool call of ``computer`` per
+``tool_use`` (the arguments its input, in the tool's own shape), and each ``tool_result`` as a ``tool``
+message (its text and the screen after the batch).
+
 Examples:
     >>> from osw_studio.core.actions import Click
     >>> convo = ToolCallConversation(chained=True)
@@ -31,13 +36,24 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from osw_studio.actions.cua_tools import render_openai_actions
+from osw_studio.core import agent_specs
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.requests import IMAGE_REF
 
-__all__ = ["RESPONSES_AGENTS", "ToolCallConversation", "chat_messages", "tool_call"]
+__all__ = [
+    "MESSAGES_AGENTS",
+    "RESPONSES_AGENTS",
+    "ToolCallConversation",
+    "chat_messages",
+    "messages_chat",
+    "tool_call",
+]
 
-RESPONSES_AGENTS: dict[str, bool] = {"gpt54": True, "openai_cua": False}
+RESPONSES_AGENTS: dict[str, bool] = {s.id: s.chained for s in agent_specs.SPECS if s.api == "responses"}
 """The agents whose requests are Responses API input, and whether each chains its requests."""
+
+MESSAGES_AGENTS = frozenset(agent_specs.MESSAGES_AGENTS)
+"""The agents whose requests are Anthropic Messages API ``messages``."""
 
 TOOL = "computer"
 """The function name the tool calls take in a chat conversation."""
@@ -122,3 +138,51 @@ def _assistant_turn(step: StepRecord, call_ids: list[str]) -> dict[str, Any]:
     else:
         turn["content"] = step.response or step.thought or ""
     return turn
+
+
+def messages_chat(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Messages API messages as chat messages with tool calls (see the module docs).
+
+    >>> use = {"type": "tool_use", "id": "t1", "name": "computer", "input": {"action": "wait"}}
+    >>> result = {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "Success"}]}
+    >>> chat = messages_chat([{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}])
+    >>> chat[0]["tool_calls"][0]["function"]["arguments"], chat[1]["role"], chat[1]["tool_call_id"]
+    ('{"action": "wait"}', 'tool', 't1')
+    """  # noqa: E501
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            out.append({"role": message.get("role"), "content": content})
+            continue
+        if message.get("role") == "assistant":
+            texts = [str(b.get("text", "")) for b in content if b.get("type") == "text"]
+            turn: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts)}
+            calls = [
+                {"id": str(b.get("id", "")), "type": "function",
+                 "function": {"name": str(b.get("name", TOOL)),
+                              "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
+                for b in content
+                if b.get("type") == "tool_use"
+            ]  # fmt: skip
+            if calls:
+                turn["tool_calls"] = calls
+            out.append(turn)
+            continue
+        parts: list[Any] = []
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                inner_parts = [_part(p) for p in inner] if isinstance(inner, list) else [inner]
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": str(block.get("tool_use_id", "")),
+                        "content": inner_parts,
+                    }
+                )
+            else:
+                parts.append(_part(block))
+        if parts:
+            out.append({"role": message.get("role"), "content": parts})
+    return out
