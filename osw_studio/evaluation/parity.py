@@ -22,6 +22,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "getter active_tab_info",
         "getter active_tab_url_parse",
         "getter active_url_from_accessTree",
+        "getter audio_in_slide",
         "getter background_image_in_slide",
         "getter bookmarks",
         "getter cache_file",
