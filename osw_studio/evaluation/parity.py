@@ -126,6 +126,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric compare_image_list",
         "metric compare_images",
         "metric compare_line_spacing",
+        "metric compare_pdf_images",
         "metric compare_pdfs",
         "metric compare_pptx_files",
         "metric compare_python_pure_text",
