@@ -22,7 +22,7 @@ from osw_studio.envs.guest_client import GuestClient
 from osw_studio.evaluation.registry import GETTERS, GetterContext
 from tests.fakes.desktop import Desktop
 from tests.parity.guest_env import agree, both, call_getter, stub_missing
-from tests.parity.reference import Reference
+from tests.parity.reference import Reference, ReferenceError
 
 SLIDES = "slides"
 P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
@@ -280,3 +280,105 @@ async def test_a_presentation_that_is_no_zip_is_a_clear_error(ctx: GetterContext
             await GETTERS.get("background_image_in_slide")(ctx, spec)
     finally:
         await asyncio.to_thread(path.unlink)
+
+
+# --- the slide sound getter, on the tests' guest ----------------------------------------------------
+
+_AUDIO = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/audio"
+_MEDIA = "http://schemas.microsoft.com/office/2007/relationships/media"
+
+
+def _audio_deck(path: Path, target: str | None, slide_index: int = 0, *, embed: bool = True) -> str:
+    """A two-slide deck whose slide ``slide_index`` links a sound at ``target`` (embedded when ``embed``)."""
+    prs = Presentation()
+    for _ in range(2):
+        prs.slides.add_slide(prs.slide_layouts[6])
+    prs.save(path)
+    if target is None:
+        return str(path)
+    rels = f"ppt/slides/_rels/slide{slide_index + 1}.xml.rels"
+    mode = "" if embed else ' TargetMode="External"'
+    links = (
+        f'<Relationship Id="rIdM" Type="{_MEDIA}" Target="{target}"{mode}/>'
+        f'<Relationship Id="rIdA" Type="{_AUDIO}" Target="{target}"{mode}/>'
+    )
+    rewrite(str(path), rels, lambda xml: xml.replace("</Relationships>", f"{links}</Relationships>"))
+    if embed and target.startswith("../media/"):
+        with zipfile.ZipFile(path, "a") as z:
+            z.writestr("ppt/media/" + target[len("../media/") :], b"ID3 the embedded sound")
+    return str(path)
+
+
+@pytest.mark.xvfb
+@pytest.mark.parametrize(
+    ("target", "slide_index", "asked"),
+    [
+        ("../media/media1.mp3", 0, 0),
+        ("../media/media1.mp3", 1, 1),
+        ("../media/media1.mp3", 1, 0),
+        (None, 0, 0),
+        ("../media/media1.mp3", 0, 5),
+        ("file://LINKED", 0, 0),
+    ],
+)
+async def test_audio_in_slide(
+    ref: Reference,
+    ctx: GetterContext,
+    desktop: Desktop,
+    tmp_path: Path,
+    target: str | None,
+    slide_index: int,
+    asked: int,
+) -> None:
+    linked = desktop.home / "linked.mp3"
+    await asyncio.to_thread(linked.write_bytes, b"ID3 the linked sound")
+    if target == "file://LINKED":
+        target = f"file://{linked}"
+    embed = target is None or not target.startswith("file://")
+    path = _audio_deck(desktop.home / "talk.pptx", target, slide_index, embed=embed)
+    spec = {"ppt_file_path": path, "slide_index": asked, "dest": "sound.mp3"}
+    (tmp_path / "theirs").mkdir()
+    try:
+        ours = await GETTERS.get("audio_in_slide")(ctx, dict(spec))
+        theirs = call_getter(
+            ref,
+            "desktop_env.evaluators.getters.impress",
+            "get_audio_in_slide",
+            str(desktop.home),
+            str(tmp_path / "theirs"),
+            spec,
+        )
+    finally:
+        await asyncio.to_thread(Path(path).unlink)
+        await asyncio.to_thread(linked.unlink)
+    assert (ours is None) == (theirs is None), (ours, theirs)
+    if ours is not None:
+        got = await asyncio.to_thread(lambda: (Path(ours).read_bytes(), Path(str(theirs)).read_bytes()))
+        assert got[0] == got[1] and got[0].startswith(b"ID3")
+        assert Path(ours).relative_to(ctx.cache_dir) == Path(str(theirs)).relative_to(tmp_path / "theirs")
+    await asyncio.to_thread(shutil.rmtree, tmp_path / "theirs")
+
+
+@pytest.mark.xvfb
+@pytest.mark.parametrize("target", ["../media/absent.mp3", "media/beside.mp3"])
+async def test_audio_in_slide_that_cannot_be_found(
+    ref: Reference, ctx: GetterContext, desktop: Desktop, tmp_path: Path, target: str
+) -> None:
+    # OSWorld's getter raises here too (KeyError from the archive, AssertionError on a relative target);
+    # ours says what is wrong and where.
+    path = _audio_deck(desktop.home / "talk.pptx", target, embed=False)
+    spec = {"ppt_file_path": path, "slide_index": 0, "dest": "sound.mp3"}
+    try:
+        with pytest.raises(EvaluationError, match="sound"):
+            await GETTERS.get("audio_in_slide")(ctx, dict(spec))
+        with pytest.raises(ReferenceError):
+            call_getter(
+                ref,
+                "desktop_env.evaluators.getters.impress",
+                "get_audio_in_slide",
+                str(desktop.home),
+                str(tmp_path),
+                spec,
+            )
+    finally:
+        await asyncio.to_thread(Path(path).unlink)

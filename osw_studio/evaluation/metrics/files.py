@@ -44,6 +44,57 @@ def compare_pdfs(result: str | list[str | None] | None, expected: str | list[str
     return Verdict(score, f"text similarity {score:.2%}{note}")
 
 
+PHASH_THRESHOLD = 5
+"""Two pictures match when their perceptual hashes differ in at most this many bits (OSWorld's bound)."""
+
+
+def pdf_images(path: str) -> list[Any]:
+    """The pictures embedded in a PDF, page by page, as PIL images (ones PIL cannot open are left out)."""
+    import io
+
+    import pymupdf
+    from PIL import Image, UnidentifiedImageError
+
+    opener: Any = pymupdf.open  # untyped
+    images = []
+    with opener(path) as document:
+        for page in document:
+            for info in page.get_images(full=True):
+                data = document.extract_image(info[0])["image"]
+                try:
+                    images.append(Image.open(io.BytesIO(data)))
+                except (UnidentifiedImageError, OSError, ValueError):
+                    continue
+    return images
+
+
+@metric("compare_pdf_images")
+def compare_pdf_images(result: str | None, expected: str | None) -> Verdict:
+    """The share of the PDFs' pictures, in order, whose perceptual hashes (imagehash's pHash) are close.
+
+    A different number of pictures scores 0; two PDFs without pictures match. A missing or unreadable
+    file scores 0, as in OSWorld.
+    """
+    import imagehash
+
+    if not result or not expected:
+        return Verdict(0.0, "no PDF to compare")
+    if not (Path(result).exists() and Path(expected).exists()):
+        return Verdict(0.0, "a PDF does not exist")
+    try:
+        ours, gold = pdf_images(result), pdf_images(expected)
+    except Exception as exc:  # an unreadable PDF scores 0, as in OSWorld
+        return Verdict(0.0, f"the PDFs' pictures cannot be read: {type(exc).__name__}")
+    if len(ours) != len(gold):
+        return Verdict(0.0, f"{len(ours)} picture(s), expected {len(gold)}")
+    if not gold:
+        return Verdict(1.0, "neither PDF holds a picture")
+    close = sum(
+        imagehash.phash(a) - imagehash.phash(b) <= PHASH_THRESHOLD for a, b in zip(ours, gold, strict=True)
+    )
+    return Verdict(close / len(gold), f"{close} of {len(gold)} picture(s) alike")
+
+
 def ssim(a: Any, b: Any) -> float:
     """Mean structural similarity of two equal-size 8-bit grey images (scikit-image's defaults).
 
