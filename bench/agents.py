@@ -62,6 +62,7 @@ PROFILES["qwen2.5-vl"] = {"preset": "qwen2.5-vl", "prompts": "own"}
 PROFILES["evocua-s2"] = {"preset": "evocua-s2", "prompts": "own"}
 PROFILES["uitars-1.5-v2"] = {"preset": "uitars-1.5-v2", "prompts": "own"}
 PROFILES["gui-owl-1.5"] = {"preset": "gui-owl-1.5", "prompts": "own"}
+PROFILES["jedi-7b"] = {"preset": "jedi-7b", "prompts": "own"}
 PROFILES["dart-gui-7b 1280x720"] = {"preset": "dart-gui-7b", "prompts": "own", "screenshot_size": "1280x720"}
 if reference_site() is not None:
     for preset in ("osworld", "uitars-1.5", "qwen3-vl", "qwen2.5-vl", "opencua-7b"):
@@ -74,6 +75,8 @@ if reference_site("mm_agents/uitars15_v2.py") is not None:
     PROFILES["uitars-1.5-v2 reference prompts"] = {"preset": "uitars-1.5-v2"}
 if reference_site("mm_agents/owl15_agent.py") is not None:
     PROFILES["gui-owl-1.5 reference prompts"] = {"preset": "gui-owl-1.5"}
+if reference_site("mm_agents/jedi_7b_agent.py") is not None:
+    PROFILES["jedi-7b reference prompts"] = {"preset": "jedi-7b"}
 
 REPLY = {
     "pyautogui": "I click Save.\n```python\npyautogui.click(100, 40)\n```",
