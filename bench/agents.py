@@ -117,7 +117,8 @@ def episode_ms(config: dict[str, Any], shot: bytes, xml: str) -> tuple[list[floa
     profile = settings.resolve_profile("p")
     client = ModelClient(base_url=profile.base_url, model=profile.model, max_retries=0)
     agent: Any = agent_class(profile.agent)(profile, client=client)  # type: ignore[call-arg]
-    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else OWN_LANGUAGES[profile.agent]]
+    own = OWN_LANGUAGES.get(profile.agent, profile.action_space)  # jedi: pyautogui code, its own agent
+    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else own]
     agent.reset()
     observation = Observation(screenshot=shot, width=1920, height=1080, accessibility_tree=xml)
     size = agent.image_size(observation.size)

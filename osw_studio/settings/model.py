@@ -643,7 +643,9 @@ class Settings(BaseModel):
             if base.grounder is not None and profile.grounder is not None:  # the preset's, field by field
                 mine = profile.grounder
                 own["grounder"] = base.grounder.model_copy(
-                    update={k: getattr(mine, k) for k in mine.model_fields_set}
+                    update={
+                        k: getattr(mine, k) for k in mine.model_fields_set if getattr(mine, k) is not None
+                    }
                 )
             profile = base.model_copy(update={**own, "preset": profile.preset or inferred})
         mp, ag = self.model_provider, self.agent

@@ -184,3 +184,5 @@ def test_the_preset_names_both_endpoints_and_a_grounder_section_overrides_field_
         "JEDI_KEY",
     )
     assert faithfulness(profile).faithful is True
+    again = Settings.model_validate(settings.model_dump(mode="json")).resolve_profile("jedi")
+    assert again.grounder == profile.grounder  # a saved settings file names the grounder's unset fields
