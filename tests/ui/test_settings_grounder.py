@@ -1,4 +1,4 @@
-"""The Settings dialog with a planner-plus-grounder profile: it says whether it is faithful and keeps its grounder."""
+"""The Settings dialog with a planner-plus-grounder profile: shown faithful, its grounder kept."""
 
 from __future__ import annotations
 
