@@ -209,7 +209,13 @@ class JediAgent(ModelAgent):
         messages: list[Message] = [{"role": "system", "content": [text_part(system)]}]
         first_image = max(0, len(self.history) - self.profile.history_window)
         for index in range(len(self.history)):
-            caption, thought, codes = self._steps.get(index + 1, ("", "", []))
+            said_then = self.history[index].response or ""  # a step not planned here: its reply's words
+            default: tuple[str, str, list[str]] = (
+                labelled(said_then, "Observation"),
+                labelled(said_then, "Thought"),
+                [],
+            )
+            caption, thought, codes = self._steps.get(index + 1, default)
             shown = self.history_image(index) if index >= first_image else None
             content = [hd_image_part(shown)] if shown is not None else [text_part(f"Observation: {caption}")]
             messages.append({"role": "user", "content": content})

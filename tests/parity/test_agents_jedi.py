@@ -25,8 +25,10 @@ from typing import Any
 import pytest
 
 from osw_studio.agent.faithful import faithfulness
+from osw_studio.agent.images import prepare_image
 from osw_studio.agent.jedi import JediAgent, grounded_point, planner_codes
 from osw_studio.core.actions import Click, Done, Fail, Hotkey, Typing, Wait
+from osw_studio.core.step import StepRecord
 from osw_studio.settings import Settings
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.parity.conftest import UPSTREAM
@@ -186,3 +188,19 @@ def test_the_preset_names_both_endpoints_and_a_grounder_section_overrides_field_
     assert faithfulness(profile).faithful is True
     again = Settings.model_validate(settings.model_dump(mode="json")).resolve_profile("jedi")
     assert again.grounder == profile.grounder  # a saved settings file names the grounder's unset fields
+
+
+def test_a_step_not_planned_by_the_agent_is_shown_by_its_reply_words() -> None:
+    settings = Settings.model_validate(
+        {
+            "model_provider": {"base_url": "http://127.0.0.1:9/v1", "model": "gpt-4o", "max_retries": 0},
+            "profiles": {"p": {"preset": "jedi-7b", "prompts": "own"}},
+        }
+    )
+    agent = JediAgent(settings.resolve_profile("p"))
+    agent.reset()
+    agent.record(StepRecord(index=1, response=plan("A dialog.", "Close it.", "pyautogui.press('esc')")))
+    observation = observations(1)[0]
+    image = prepare_image(observation.screenshot, size=None, fmt="png")
+    messages, _ = agent.build_messages(INSTRUCTION, observation, image)
+    assert messages[2]["content"][0]["text"] == "Thought:\nClose it.\nAction:\n[]"
