@@ -7,10 +7,8 @@ from pytestqt.qtbot import QtBot
 
 from osw_studio.settings import Settings
 from osw_studio.ui.settings_dialog import SettingsDialog
-from tests.conftest import ROOT
 from tests.fakes.memory_keyring import MemoryKeyring
-
-UPSTREAM = ROOT.parent / "shared" / "osworld" / "upstream"
+from tests.ui.test_settings_faithful import UPSTREAM
 
 
 @pytest.mark.skipif(not (UPSTREAM / "mm_agents").is_dir(), reason="needs OSWorld's code (../shared/osworld)")
