@@ -62,6 +62,7 @@ PROFILES["qwen2.5-vl"] = {"preset": "qwen2.5-vl", "prompts": "own"}
 PROFILES["evocua-s2"] = {"preset": "evocua-s2", "prompts": "own"}
 PROFILES["uitars-1.5-v2"] = {"preset": "uitars-1.5-v2", "prompts": "own"}
 PROFILES["gui-owl-1.5"] = {"preset": "gui-owl-1.5", "prompts": "own"}
+PROFILES["jedi-7b"] = {"preset": "jedi-7b", "prompts": "own"}
 PROFILES["dart-gui-7b 1280x720"] = {"preset": "dart-gui-7b", "prompts": "own", "screenshot_size": "1280x720"}
 if reference_site() is not None:
     for preset in ("osworld", "uitars-1.5", "qwen3-vl", "qwen2.5-vl", "opencua-7b"):
@@ -74,6 +75,8 @@ if reference_site("mm_agents/uitars15_v2.py") is not None:
     PROFILES["uitars-1.5-v2 reference prompts"] = {"preset": "uitars-1.5-v2"}
 if reference_site("mm_agents/owl15_agent.py") is not None:
     PROFILES["gui-owl-1.5 reference prompts"] = {"preset": "gui-owl-1.5"}
+if reference_site("mm_agents/jedi_7b_agent.py") is not None:
+    PROFILES["jedi-7b reference prompts"] = {"preset": "jedi-7b"}
 
 REPLY = {
     "pyautogui": "I click Save.\n```python\npyautogui.click(100, 40)\n```",
@@ -114,7 +117,8 @@ def episode_ms(config: dict[str, Any], shot: bytes, xml: str) -> tuple[list[floa
     profile = settings.resolve_profile("p")
     client = ModelClient(base_url=profile.base_url, model=profile.model, max_retries=0)
     agent: Any = agent_class(profile.agent)(profile, client=client)  # type: ignore[call-arg]
-    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else OWN_LANGUAGES[profile.agent]]
+    own = OWN_LANGUAGES.get(profile.agent, profile.action_space)  # jedi: pyautogui code, its own agent
+    reply = REPLY[agent.action_space if isinstance(agent, OSWorldAgent) else own]
     agent.reset()
     observation = Observation(screenshot=shot, width=1920, height=1080, accessibility_tree=xml)
     size = agent.image_size(observation.size)

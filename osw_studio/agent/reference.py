@@ -799,3 +799,87 @@ def owl15_prompt() -> CodePrompt | None:
             hint="name another OSWorld checkout, or set the profile's prompts to own",
         ) from None
     return prompt
+
+
+JEDI_AGENT = "mm_agents/jedi_7b_agent.py"
+JEDI_PROMPTS = "mm_agents/prompts.py"
+
+
+@dataclass(frozen=True)
+class JediPrompts:
+    """The texts of OSWorld's Jedi-7B agent (``JediAgent7B``).
+
+    Attributes:
+        planner: The planner's system prompt, with ``{current_step}`` and ``{max_steps}`` to replace.
+        grounder: The grounder's system prompt, with ``{height}`` and ``{width}`` to replace.
+        user: The planner's user text, built in ``predict``: evaluate with ``instruction``; ``user_prompt``.
+        reminder: The text added as a user turn when a planner reply holds no code.
+        source: Where they were read from.
+        sha256: A SHA-256 over the four.
+    """
+
+    planner: str
+    grounder: str
+    user: CodePrompt
+    reminder: str
+    source: str
+    sha256: str
+
+
+def _loop_texts(body: ast.AST) -> list[str]:
+    """The ``"text"`` values written as plain strings in the ``while`` loops of ``body``, in order."""
+    found: list[str] = []
+    for loop in ast.walk(body):
+        if not isinstance(loop, ast.While):
+            continue
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if (
+                        isinstance(key, ast.Constant)
+                        and key.value == "text"
+                        and isinstance(value, ast.Constant)
+                        and isinstance(value.value, str)
+                    ):
+                        found.append(value.value)
+    return found
+
+
+def jedi_prompts() -> JediPrompts | None:
+    """OSWorld's Jedi-7B planner and grounder prompts; None when its agent is not found.
+
+    Raises:
+        SettingsError: If the code found has another shape.
+    """
+    found = reference_site(JEDI_AGENT)
+    if found is None:
+        return None
+    site, version = found
+    hint = "name another OSWorld checkout, or set the profile's prompts to own"
+    planner = reference_prompt(JEDI_PROMPTS, "JEDI_PLANNER_SYS_PROMPT")
+    grounder = reference_prompt(JEDI_PROMPTS, "JEDI_GROUNDER_SYS_PROMPT")
+    user = _predict_prompt(JEDI_AGENT, "JediAgent7B", ["user_prompt"], "Jedi-7B", {"instruction": ""}, hint)
+    path = site / JEDI_AGENT
+    try:
+        reminders = _loop_texts(_method(path, "JediAgent7B", "predict"))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise SettingsError(
+            f"OSWorld's Jedi-7B prompt cannot be read: {exc}", where=str(path), hint=hint
+        ) from None
+    if planner is None or grounder is None or user is None or len(set(reminders)) != 1:
+        raise SettingsError(
+            "OSWorld's Jedi-7B prompt cannot be read: its prompts or its reminder are not where expected",
+            where=str(path),
+            hint=hint,
+        )
+    digest = hashlib.sha256(
+        "\0".join((planner.sha256, grounder.sha256, user.sha256, reminders[0])).encode("utf-8")
+    ).hexdigest()
+    return JediPrompts(
+        planner=planner.text,
+        grounder=grounder.text,
+        user=user,
+        reminder=reminders[0],
+        source=f"{DISTRIBUTION} {version} {JEDI_AGENT}:JediAgent7B",
+        sha256=digest,
+    )

@@ -150,6 +150,16 @@ SPECS: tuple[AgentSpec, ...] = (
         summary="GUI-Owl-1.5: computer_use tool calls in thousandths of the screen, one trimmed conversation",
     ),
     AgentSpec(
+        id="jedi",
+        entry="osw_studio.agent.jedi:JediAgent",
+        needs_model=True,
+        action_space="pyautogui",
+        history_window=5,
+        reference="mm_agents/jedi_7b_agent.py",
+        presets=("jedi-7b",),
+        summary="Jedi-7B: a planner writes pyautogui code, a grounding model places each pointer call",
+    ),
+    AgentSpec(
         id="opencua",
         entry="osw_studio.agent.opencua:OpenCUAAgent",
         needs_model=True,

@@ -292,6 +292,25 @@ class AgentSettings(_Section):
     top_p: float | None = Field(default=0.9, gt=0, le=1)
 
 
+class Grounder(_Section):
+    """A profile's second endpoint, for agents where one model plans and another locates the target.
+
+    Attributes:
+        base_url: The grounding model's endpoint (default: the profile's).
+        model: The model id there (default: the preset's, ``jedi-7b`` for the ``jedi-7b`` preset).
+        api_key_env: The name of an environment variable holding its key (none: it is sent no key).
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _normalize(cls, value: str | None) -> str | None:
+        return None if value is None else _base_url(value)
+
+
 class Profile(_Section):
     """A named endpoint and how to use it. Unset fields fall back to the top-level sections.
 
@@ -329,6 +348,7 @@ class Profile(_Section):
         safety_checks: What an unattended run does with a safety check: ``acknowledge`` or ``fail``.
         settle_seconds: A fixed wait after each action before the next screenshot, as OSWorld's run
             scripts sleep (``run_multienv_dart_gui.py``: 5 s); none: wait until the screen is stable.
+        grounder: The grounding model of a planner-plus-grounder agent (``jedi``): :class:`Grounder`.
     """
 
     base_url: str | None = None
@@ -369,6 +389,7 @@ class Profile(_Section):
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
     safety_checks: SafetyChecks | None = None
     settle_seconds: float | None = Field(default=None, ge=0, le=120)
+    grounder: Grounder | None = None
 
     @field_validator("base_url")
     @classmethod
@@ -431,6 +452,8 @@ class ResolvedProfile(BaseModel):
     history_texts: int | None = None
     reference_osworld: str | None = None
     settle_seconds: float | None = None
+    grounder: Grounder | None = None
+    """The grounding endpoint, its ``base_url`` and ``model`` filled in (None: the agent has none)."""
     preset_inferred: bool = False
     """Whether ``preset`` was chosen from the model's name (:data:`MODEL_PRESETS`), not written."""
     price: Price | None = None
@@ -512,6 +535,16 @@ PRESETS: dict[str, Profile] = {
         agent="owl15", coordinate_mode="rel1000", action_space="pyautogui", history_window=5,
         temperature=0.0, top_p=0.9, max_tokens=4096, prompts="reference", parse_tries=20,
         parse_exhausted="done", settle_seconds=5.0,
+    ),
+    # Jedi-7B as OSWorld's mm_agents/jedi_7b_agent.py runs it, with its class defaults (OSWorld has no
+    # run script for it): a planner (gpt-4o) writes pyautogui code with a comment before each pointer
+    # call, and the jedi-7b grounder, asked with that comment, places it in pixels of its smart-resized
+    # screenshot; both sample at temperature 0.5, top_p 0.9, 1500 tokens; five screenshots of history;
+    # a reply with no code is asked again with a reminder, six calls in all.
+    "jedi-7b": Profile(
+        agent="jedi", coordinate_mode="abs", action_space="pyautogui",
+        history_window=5, temperature=0.5, top_p=0.9, max_tokens=1500, prompts="reference",
+        parse_tries=6, grounder=Grounder(model="jedi-7b"),
     ),
     # OpenCUA-7B / 32B through OSWorld's mm_agents/opencua as OpenCUA's README runs them
     # (--coordinate_type qwen25: pixels of the Qwen2.5-VL smart-resized screenshot), with the agent's
@@ -662,6 +695,13 @@ class Settings(BaseModel):
         if profile.preset is not None or inferred is not None:
             base = PRESETS[profile.preset or inferred or ""]
             own = {name: getattr(profile, name) for name in profile.model_fields_set}
+            if base.grounder is not None and profile.grounder is not None:  # the preset's, field by field
+                mine = profile.grounder
+                own["grounder"] = base.grounder.model_copy(
+                    update={
+                        k: getattr(mine, k) for k in mine.model_fields_set if getattr(mine, k) is not None
+                    }
+                )
             profile = base.model_copy(update={**own, "preset": profile.preset or inferred})
         mp, ag = self.model_provider, self.agent
         agent = profile.agent
@@ -707,6 +747,13 @@ class Settings(BaseModel):
             loop_still_steps=_pick(profile.loop_still_steps, 10),
             reasoning_effort=profile.reasoning_effort,
             safety_checks=profile.safety_checks or "acknowledge",
+            grounder=None
+            if profile.grounder is None
+            else Grounder(
+                base_url=profile.grounder.base_url or profile.base_url or mp.base_url,
+                model=profile.grounder.model or profile.model or mp.model,
+                api_key_env=profile.grounder.api_key_env,
+            ),
         )
 
 
