@@ -9,6 +9,7 @@ from typing import Any
 
 from osw_studio.actions.coords import COORD_MODES
 from osw_studio.core.errors import ActionParseError
+from osw_studio.core.exit_codes import ExitCode
 
 _FORMATS = ("pyautogui", "computer13", "uitars")
 _MODES = COORD_MODES  # every frame the parsers know (rel999: OSWorld's Qwen3-VL agent)
@@ -91,12 +92,12 @@ def _parse(args: argparse.Namespace) -> int:
         thought, actions = parse_reply(sys.stdin.read(), args.format, space)
     except ActionParseError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
     data: Any = dump_actions(actions)
     if args.thought:
         data = {"thought": thought, "actions": data}
     print(json.dumps(data, ensure_ascii=False))
-    return 0
+    return ExitCode.OK
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -123,5 +124,5 @@ def _render(args: argparse.Namespace) -> int:
         print(render(args.to, actions, space, thought=args.thought_text))
     except ActionParseError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.FAILED
+    return ExitCode.OK
