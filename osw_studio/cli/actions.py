@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 from osw_studio.actions.coords import COORD_MODES
+from osw_studio.core.action_languages import PARSED, language
 from osw_studio.core.errors import ActionParseError
 from osw_studio.core.exit_codes import ExitCode
 
-_FORMATS = ("pyautogui", "computer13", "uitars")
+_FORMATS = PARSED
 _MODES = COORD_MODES  # every frame the parsers know (rel999: OSWorld's Qwen3-VL agent)
 
 
@@ -67,7 +68,7 @@ def _space(args: argparse.Namespace, fmt: str) -> Any:
 
     from osw_studio.actions import CoordinateSpace
 
-    mode = args.coords or ("smart" if fmt == "uitars" else "abs")
+    mode = args.coords or language(fmt).coords
     options: dict[str, Any] = {"screen": _size(args.screen, "--screen"), "mode": mode}
     if args.image:
         options["image"] = _size(args.image, "--image")
