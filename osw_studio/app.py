@@ -19,6 +19,7 @@ import platformdirs
 
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import VisibleFormatter
 from osw_studio.settings import Settings, load_settings
 from osw_studio.tasks import TaskLibrary
@@ -95,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
         title, body = error_text(exc)
         QMessageBox.critical(None, title, body)
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.ERROR
     library = TaskLibrary.from_paths(task_paths(settings))
     for error in library.errors[:20]:
         log.warning("task not loaded: %s", error)
@@ -144,4 +145,4 @@ def main(args: argparse.Namespace) -> int:
 
     with loop:
         loop.run_until_complete(run())
-    return 0
+    return ExitCode.OK

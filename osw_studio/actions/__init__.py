@@ -26,6 +26,7 @@ from osw_studio.actions.fences import find_blocks, prose_outside
 from osw_studio.actions.keys import KEYBOARD_KEYS, is_valid_key, normalize_key
 from osw_studio.actions.pyautogui import parse_pyautogui, render_pyautogui
 from osw_studio.actions.uitars import UITarsReply, parse_uitars, render_uitars
+from osw_studio.core.action_languages import PARSED
 from osw_studio.core.actions import Action
 from osw_studio.core.errors import ActionParseError
 
@@ -54,7 +55,7 @@ __all__ = [
 
 ActionFormat = Literal["pyautogui", "computer13", "uitars"]
 """Names of the action languages."""
-FORMATS: tuple[str, ...] = ("pyautogui", "computer13", "uitars")
+FORMATS: tuple[str, ...] = PARSED
 
 
 def parse_reply(text: str, fmt: str, space: CoordinateSpace | None = None) -> tuple[str | None, list[Action]]:

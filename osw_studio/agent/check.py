@@ -8,45 +8,14 @@ answers; on an unknown model it lists the models the endpoint serves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from osw_studio.agent.errors import ModelCallError, Reason
+from osw_studio.agent.check_result import CheckResult as CheckResult
+from osw_studio.agent.errors import ModelCallError
 from osw_studio.agent.model_client import ModelClient
 from osw_studio.settings.model import ResolvedProfile
 from osw_studio.settings.url import url_variants
 
 PROBE_MESSAGES = [{"role": "user", "content": "Reply with the single word OK."}]
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """What :func:`check_model` found.
-
-    Attributes:
-        ok: The endpoint answered the probe.
-        base_url: The URL that was checked.
-        model: The model that was asked.
-        reply: The model's answer to the probe (when ok).
-        latency: Seconds the probe took (when ok).
-        reason: What failed (when not ok).
-        message: The failure, in one sentence.
-        hint: What to do about it.
-        suggested_base_url: A variant of the base URL that does answer (after a 404).
-        models: The models the endpoint lists (after an unknown model), when it lists them.
-        key_source: Where the key came from (``keyring``, ``$OPENAI_API_KEY``...), or None.
-    """
-
-    ok: bool
-    base_url: str
-    model: str
-    reply: str | None = None
-    latency: float | None = None
-    reason: Reason | None = None
-    message: str | None = None
-    hint: str | None = None
-    suggested_base_url: str | None = None
-    models: list[str] = field(default_factory=list)
-    key_source: str | None = None
 
 
 async def check_model(

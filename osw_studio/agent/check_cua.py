@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osw_studio.agent.check import CheckResult
+from osw_studio.agent.check_result import CheckResult
 from osw_studio.agent.clients.responses import ResponsesClient
 from osw_studio.agent.errors import ModelCallError
 from osw_studio.core import agent_specs

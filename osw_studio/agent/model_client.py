@@ -23,6 +23,8 @@ from osw_studio.agent.errors import (
     ModelCallError,
     translate_error,
 )
+from osw_studio.agent.retry import MAX_RETRY_WAIT as MAX_RETRY_WAIT
+from osw_studio.agent.retry import RetryCallback as RetryCallback
 from osw_studio.core import limits
 from osw_studio.core.step import StepRequest, Usage
 from osw_studio.core.unicode import well_formed
@@ -34,12 +36,6 @@ if TYPE_CHECKING:
 
 TokenCallback = Callable[[str], None]
 """Called with each new piece of the reply's text, in order."""
-
-RetryCallback = Callable[[int, float, ModelCallError], None]
-"""Called before a retry with the attempt number (1-based), the wait in seconds and the failure."""
-
-MAX_RETRY_WAIT = 60.0
-"""A ``Retry-After`` longer than this is not waited out; the call fails and says how long to wait."""
 
 DEFAULT_MAX_REQUEST_BYTES = 20 * 1024 * 1024
 """OpenAI's own limit on a request with images; local servers accept about the same."""
@@ -410,7 +406,7 @@ class ModelClient:
         return error
 
     def _retry_wait(self, exc: BaseException, error: ModelCallError, attempt: int) -> float | None:
-        from osw_studio.agent.clients.retry import retry_wait  # the one rule of every model client
+        from osw_studio.agent.retry import retry_wait  # the one rule of every model client
 
         return retry_wait(exc, error, attempt, self.max_retries)
 

@@ -38,6 +38,7 @@ from osw_studio.agent.model_client import ModelClient
 from osw_studio.agent.prompts import render_prompt
 from osw_studio.agent.reference import PromptAgentTexts, ReferencePrompt, prompt_agent_texts, reference_prompt
 from osw_studio.agent.som import Marks, tag_names, tag_screenshot
+from osw_studio.core.action_languages import language_of_action_space
 from osw_studio.core.actions import Action
 from osw_studio.core.errors import ActionParseError, SettingsError
 from osw_studio.core.observation import Observation
@@ -223,7 +224,7 @@ class OSWorldAgent(ModelAgent):
                 return prose_outside(text) or None, parse_pyautogui(text, space, names=names)
 
             return parse
-        fmt = "computer13" if self.action_space == "computer_13" else "pyautogui"
+        fmt = language_of_action_space(self.action_space)
         return lambda text: parse_reply(text, fmt, space)
 
     def build_messages(

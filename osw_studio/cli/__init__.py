@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from osw_studio import __version__
 from osw_studio.core.errors import OswError
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import VisibleFormatter, VisibleStream
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -57,7 +58,7 @@ def _open_app(args: argparse.Namespace) -> int:
         app = importlib.import_module("osw_studio.app")
     except ImportError:
         build_parser().print_help()
-        return 0
+        return ExitCode.OK
     result: int = app.main(args)
     return result
 
@@ -78,12 +79,12 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
         return handler(args)
     except OswError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return ExitCode.OK
 
 
 @contextlib.contextmanager

@@ -8,9 +8,11 @@ import sys
 from typing import Any
 
 from osw_studio.actions.coords import COORD_MODES
+from osw_studio.core.action_languages import PARSED, language
 from osw_studio.core.errors import ActionParseError
+from osw_studio.core.exit_codes import ExitCode
 
-_FORMATS = ("pyautogui", "computer13", "uitars")
+_FORMATS = PARSED
 _MODES = COORD_MODES  # every frame the parsers know (rel999: OSWorld's Qwen3-VL agent)
 
 
@@ -66,7 +68,7 @@ def _space(args: argparse.Namespace, fmt: str) -> Any:
 
     from osw_studio.actions import CoordinateSpace
 
-    mode = args.coords or ("smart" if fmt == "uitars" else "abs")
+    mode = args.coords or language(fmt).coords
     options: dict[str, Any] = {"screen": _size(args.screen, "--screen"), "mode": mode}
     if args.image:
         options["image"] = _size(args.image, "--image")
@@ -91,12 +93,12 @@ def _parse(args: argparse.Namespace) -> int:
         thought, actions = parse_reply(sys.stdin.read(), args.format, space)
     except ActionParseError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
     data: Any = dump_actions(actions)
     if args.thought:
         data = {"thought": thought, "actions": data}
     print(json.dumps(data, ensure_ascii=False))
-    return 0
+    return ExitCode.OK
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -123,5 +125,5 @@ def _render(args: argparse.Namespace) -> int:
         print(render(args.to, actions, space, thought=args.thought_text))
     except ActionParseError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.FAILED
+    return ExitCode.OK

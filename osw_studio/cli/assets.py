@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from osw_studio.core.errors import TaskError
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 
 
@@ -161,7 +162,7 @@ def _fetch(args: argparse.Namespace) -> int:
         f"{len(report.fetched)} fetched, {len(report.present)} already cached, "
         f"{len(report.failed)} failed ({store.root})"
     )
-    return 1 if report.failed else 0
+    return ExitCode.for_outcome(failed=bool(report.failed))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -180,7 +181,7 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{state}  {visible(url)}")
         cached = sum(1 for _, meta in metas if meta is not None)
         print(f"{cached} of {len(metas)} cached ({store.root})")
-    return 0
+    return ExitCode.OK
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -198,7 +199,7 @@ def _verify(args: argparse.Namespace) -> int:
             if problem != "missing":
                 store.remove(url)
     print(f"{len(urls) - bad} ok, {bad} missing or damaged")
-    return 1 if bad else 0
+    return ExitCode.for_outcome(failed=bool(bad))
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -212,4 +213,4 @@ def _import(args: argparse.Namespace) -> int:
         print(f"stored {visible(ref.url)} from {visible(str(path))}")
     missing = sum(1 for ref in refs if store.get(ref.url) is None)
     print(f"{len(imported)} imported, {missing} still missing ({store.root})")
-    return 0
+    return ExitCode.OK

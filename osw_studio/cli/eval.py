@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 
 
@@ -63,7 +64,7 @@ def _coverage(args: argparse.Namespace) -> int:
             _print_names(report.names)
     for error in library.errors:
         print(f"invalid: {visible(error)}", file=sys.stderr)
-    return 1 if library.errors else 0
+    return ExitCode.for_outcome(failed=bool(library.errors))
 
 
 def _print_names(names: list[Any]) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from osw_studio.core.agent_specs import SUITE_AGENTS
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import VisibleStream, visible
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ def _stats(args: argparse.Namespace) -> int:
         if paired is not None:
             data = {"folders": [s.to_json() for s in stats], "comparison": comparison_json(paired)}
         print(json.dumps(data, indent=2))
-        return 0
+        return ExitCode.OK
     print(format_stats(stats))
     for s in stats:
         print(f"\n{visible(s.label)}: OSWorld rate (every started task, errors as 0) and valid-run rate")
@@ -203,7 +204,7 @@ def _stats(args: argparse.Namespace) -> int:
     if paired is not None:
         print()
         print(visible(format_comparison(paired, stats[0].label, stats[1].label), keep="\n"))
-    return 0
+    return ExitCode.OK
 
 
 def _repeat_stats(args: argparse.Namespace, folders: list[Path]) -> int:
@@ -217,7 +218,7 @@ def _repeat_stats(args: argparse.Namespace, folders: list[Path]) -> int:
         print(json.dumps({"repeats": repeats_json(rows), "runs": runs}, indent=2))
     else:
         print(visible(format_repeats(rows), keep="\n"))
-    return 0
+    return ExitCode.OK
 
 
 # --- eval run --------------------------------------------------------------------------------------
@@ -322,7 +323,7 @@ async def _session(plan: SuitePlan) -> int:
             f"error: {visible(outcome.domain)}/{visible(outcome.task_id)}: {visible(outcome.error)}",
             file=sys.stderr,
         )
-    return 1 if errors or stopped or len(summary.tasks) < len(entries) else 0
+    return ExitCode.for_outcome(failed=bool(errors or stopped or len(summary.tasks) < len(entries)))
 
 
 def _clock(seconds: float | None) -> str:

@@ -8,6 +8,7 @@ import time
 from typing import Any, TextIO
 
 from osw_studio.cli.review import add_curation_arguments, curation_from_args
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 
 
@@ -172,4 +173,4 @@ def _export(args: argparse.Namespace) -> int:
         f"{summary.runs_exported} of {summary.runs_found} runs exported as {summary.format} to {summary.out} "
         f"({summary.samples} samples; skipped: {skipped})"
     )
-    return 0
+    return ExitCode.OK

@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Any
 
+from osw_studio.core.exit_codes import ExitCode
+
 
 def register(subparsers: Any) -> None:
     """Add ``keys set``, ``keys delete``, ``keys list`` and ``keys import``."""
@@ -106,16 +108,16 @@ def _set(args: argparse.Namespace) -> int:
         address = _vnc_address(args)
         set_vnc_password(address, read_secret(f"password of the VNC server at {address}: "))
         print(f"stored the password of the VNC server at {address} in the keyring ({backend_name()})")
-        return 0
+        return ExitCode.OK
     if args.guest:
         set_guest_token(args.guest, read_secret(f"token of the guest server at {args.guest}: "))
         print(f"stored the token of the guest server at {args.guest} in the keyring ({backend_name()})")
-        return 0
+        return ExitCode.OK
     profile = _profile(args)
     key = read_secret(f"API key for profile {profile!r}: ")
     set_key(profile, key)
     print(f"stored the key of profile {profile!r} in the keyring ({backend_name()})")
-    return 0
+    return ExitCode.OK
 
 
 def _delete(args: argparse.Namespace) -> int:
@@ -125,21 +127,21 @@ def _delete(args: argparse.Namespace) -> int:
         address = _vnc_address(args)
         if delete_vnc_password(address):
             print(f"deleted the password of the VNC server at {address} from the keyring")
-            return 0
+            return ExitCode.OK
         print(f"the VNC server at {address} has no password in the keyring")
-        return 1
+        return ExitCode.FAILED
     if args.guest:
         if delete_guest_token(args.guest):
             print(f"deleted the token of the guest server at {args.guest} from the keyring")
-            return 0
+            return ExitCode.OK
         print(f"the guest server at {args.guest} has no token in the keyring")
-        return 1
+        return ExitCode.FAILED
     profile = _profile(args)
     if delete_key(profile):
         print(f"deleted the key of profile {profile!r} from the keyring")
-        return 0
+        return ExitCode.OK
     print(f"profile {profile!r} has no key in the keyring")
-    return 1
+    return ExitCode.FAILED
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -176,7 +178,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"VNC {address}: password from {password.source}")
     if keyring_error:
         print(f"note: the OS keyring is unavailable ({keyring_error})", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -186,9 +188,9 @@ def _import(args: argparse.Namespace) -> int:
     moved = [n for n in settings.profile_names if settings.resolve_profile(n).file_api_key is not None]
     if not moved:
         print(f"no API keys in {settings.path}")
-        return 0
+        return ExitCode.OK
     path = save_settings(settings)
     for name in moved:
         print(f"moved the key of profile {name!r} into the keyring")
     print(f"rewrote {path} without keys")
-    return 0
+    return ExitCode.OK

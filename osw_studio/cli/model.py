@@ -24,25 +24,28 @@ import argparse
 import sys
 from typing import Any
 
-EXIT_CODES: dict[str, int] = {
-    "auth": 3,
-    "forbidden": 4,
-    "not_found": 5,
-    "unknown_model": 6,
-    "timeout": 7,
-    "tls": 8,
-    "refused": 9,
-    "dns": 9,
-    "connection": 9,
-    "rate_limited": 10,
-    "server": 11,
-}
-OTHER_FAILURE = 12
+from osw_studio.core.exit_codes import MEANINGS, ExitCode
 
-_EPILOG = """exit codes:
-  0 ok, 2 settings problem, 3 key rejected (401), 4 forbidden (403), 5 wrong base URL (404),
-  6 unknown model, 7 timeout, 8 TLS, 9 connection refused or network, 10 rate limited (429),
-  11 server error (5xx), 12 other unusable answer"""
+EXIT_CODES: dict[str, int] = {
+    "auth": ExitCode.KEY_REJECTED,
+    "forbidden": ExitCode.FORBIDDEN,
+    "not_found": ExitCode.WRONG_BASE_URL,
+    "unknown_model": ExitCode.UNKNOWN_MODEL,
+    "timeout": ExitCode.TIMEOUT,
+    "tls": ExitCode.TLS,
+    "refused": ExitCode.NETWORK,
+    "dns": ExitCode.NETWORK,
+    "connection": ExitCode.NETWORK,
+    "rate_limited": ExitCode.RATE_LIMITED,
+    "server": ExitCode.SERVER_ERROR,
+}
+OTHER_FAILURE = ExitCode.OTHER_ANSWER
+
+_EPILOG = "exit codes:\n" + "\n".join(
+    f"  {int(code)} {MEANINGS[code].removeprefix('`check-model`: ')}"
+    for code in ExitCode
+    if code is not ExitCode.FAILED
+)
 
 
 def register(subparsers: Any) -> None:
@@ -85,7 +88,7 @@ def _check(args: argparse.Namespace) -> int:
     if result.ok:
         latency = f"{result.latency:.2f} s" if result.latency is not None else "?"
         print(f"OK: {profile.model} answered in {latency}: {result.reply!r}")
-        return 0
+        return ExitCode.OK
     print(f"FAILED: {result.message}", file=sys.stderr)
     if result.hint:
         print(f"  fix: {result.hint}", file=sys.stderr)

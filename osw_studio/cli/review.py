@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from osw_studio.core.errors import StoreError
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 
 
@@ -145,7 +146,7 @@ def _set(args: argparse.Namespace) -> int:
         raise StoreError(exc.errors()[0]["msg"], where="review set") from None
     ReviewLog(run.path).append(event)
     print(f"recorded for {visible(run.run_id)} by {visible(event.reviewer)}")
-    return 0
+    return ExitCode.OK
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -156,7 +157,7 @@ def _show(args: argparse.Namespace) -> int:
     reviews = ReviewLog(run.path).reviews()
     if args.json:
         print(json.dumps({name: r.model_dump(mode="json") for name, r in reviews.items()}, indent=1))
-        return 0
+        return ExitCode.OK
     if not reviews:
         print(f"{visible(run.run_id)}: not reviewed")
     for name, review in reviews.items():
@@ -168,7 +169,7 @@ def _show(args: argparse.Namespace) -> int:
             step = review.steps[index]
             extra = f" → {len(step.correction)} corrected action(s)" if step.correction else ""
             print(f"  step {index}: {step.label or '-'}{extra}")
-    return 0
+    return ExitCode.OK
 
 
 def _stats(args: argparse.Namespace) -> int:
@@ -212,7 +213,7 @@ def _stats(args: argparse.Namespace) -> int:
     }
     if args.json:
         print(json.dumps(summary, indent=1))
-        return 0
+        return ExitCode.OK
     print(f"{len(runs)} runs, {summary['reviewed_runs']} reviewed")
     print("step labels: " + (", ".join(f"{k} {v}" for k, v in sorted(labels.items())) or "none"))
     print("run verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())) if verdicts else "")
@@ -225,4 +226,4 @@ def _stats(args: argparse.Namespace) -> int:
         print(f"  left out: {n} runs {why}")
     for why, n in sorted(selection.dropped_steps.items()):
         print(f"  dropped: {n} steps {why}")
-    return 0
+    return ExitCode.OK

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from osw_studio.cli.eval_run import EVALUATOR_HELP, EVALUATORS, add_budget_arguments, budget_from
 from osw_studio.core.agent_specs import AGENT_IDS
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 
 if TYPE_CHECKING:
@@ -160,8 +161,8 @@ async def _session(args: argparse.Namespace) -> int:
     print(f"score {score} ({result.status}) after {result.steps} steps; run stored in {episode.run_dir}")
     if result.status == "error":
         print(f"error: {visible(result.error)}", file=sys.stderr)
-        return 2
-    return 0 if result.success else 1
+        return ExitCode.ERROR
+    return ExitCode.for_outcome(failed=not result.success)
 
 
 def describe_action(action: Action, *, whole: bool = False) -> str:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from osw_studio.core.errors import GuestError
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 from osw_studio.envs.sandbox import NETWORK_MODES
 
@@ -96,7 +97,7 @@ async def _run(args: argparse.Namespace) -> int:
             await asyncio.wait({setup, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if not setup.done():  # Ctrl+C during setup
                 setup.cancel()
-                return 130
+                return ExitCode.INTERRUPTED
             stopping.cancel()
             setup.result()
             print("task ready:", visible(entry.task.instruction))
@@ -105,4 +106,4 @@ async def _run(args: argparse.Namespace) -> int:
     finally:
         await env.close()
         print("stopped", file=sys.stderr)
-    return 0
+    return ExitCode.OK

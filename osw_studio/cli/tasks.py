@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from osw_studio.core.exit_codes import ExitCode
 from osw_studio.core.terminal import visible
 
 
@@ -72,7 +73,7 @@ def _validate(args: argparse.Namespace) -> int:
     for error in report.errors:
         print(visible(error))
     print(f"{len(report.entries)} valid, {len(report.errors)} invalid")
-    return 1 if report.errors else 0
+    return ExitCode.for_outcome(failed=bool(report.errors))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -96,7 +97,7 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{visible(entry.domain):<20} {visible(task.id):<38} {visible(task.instruction[:70])}")
     for error in library.errors:
         print(f"invalid: {visible(error)}", file=sys.stderr)
-    return 1 if library.errors else 0
+    return ExitCode.for_outcome(failed=bool(library.errors))
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -191,4 +192,4 @@ def _check(args: argparse.Namespace) -> int:
     skipped = sum(r.status == "SKIP" for r in results)
     failed = len(results) - passed - skipped + len(report.errors)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+    return ExitCode.for_outcome(failed=bool(failed))

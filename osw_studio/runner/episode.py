@@ -10,7 +10,7 @@ The episode is a state machine driven by :meth:`Episode.run`::
 A person steers it with plain methods (pause, resume, step once, stop, approve, override, skip, takeover),
 callable from the loop thread at any time; the episode tells about itself through psygnal signals. Every
 step is written to the run store (flushed and fsynced) before the next one starts, so a crash loses at
-most the step in flight. The contract shared with the UI is in the project notes (``EPISODE_API``).
+most the step in flight. The contract shared with the UI is :data:`EPISODE_SIGNALS` (every signal, by name).
 
 Pause takes effect between phases: a model call in flight finishes (its proposal is then held at the
 gate), an action in flight completes. ``stop`` cancels the model call in flight. In approve mode each

@@ -158,6 +158,7 @@ class Evaluation(_Section):
     screen_resolution: tuple[int, int] = (1920, 1080)
     action_space: ActionSpace = "pyautogui"
     save_screenshots: bool = True
+    """Read by nothing: every run keeps its screenshots (the key is accepted so older files still load)."""
     output_dir: str | None = None
     evaluator: EvaluatorKind = Field(
         default="osw-studio",

@@ -9,7 +9,6 @@ draft.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLineEdit, QPushButton, QWidget
 
@@ -17,9 +16,7 @@ from osw_studio.core.errors import OswError
 from osw_studio.runner.instruction import INSTRUCTION_DOMAIN, instruction_entry, task_from_run
 from osw_studio.tasks.authoring import save_task
 from osw_studio.trajectory.store import RunStore
-
-if TYPE_CHECKING:
-    from osw_studio.ui.main_window import MainWindow
+from osw_studio.ui.window_parts import RunWindow
 
 
 class InstructionBox(QWidget):
@@ -29,8 +26,8 @@ class InstructionBox(QWidget):
         window: The main window (its run view starts the run; its reporter shows errors).
     """
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: RunWindow) -> None:
+        super().__init__(window if isinstance(window, QWidget) else None)
         self.window_ = window
         self.text = QLineEdit()
         self.text.setObjectName("instruction")

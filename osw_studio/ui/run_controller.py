@@ -32,7 +32,7 @@ class RunController(SignalRelay):
     Args:
         episode: The episode to show and steer.
 
-    Signals mirror the episode's (same names and arguments); see ``EPISODE_API``.
+    Signals mirror the episode's (same names and arguments): ``runner.episode.EPISODE_SIGNALS``.
     """
 
     state_changed = Signal(str, str)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from osw_studio.agent.clients.base import NO_KEY, VendorClient
 from osw_studio.agent.clients.responses import ToolCallCallback
-from osw_studio.agent.clients.retry import with_retries
 from osw_studio.agent.clients.usage import TokenUsage
 from osw_studio.agent.errors import (
     CutStream,
@@ -29,6 +28,7 @@ from osw_studio.agent.errors import (
     unsupported_tool,
 )
 from osw_studio.agent.model_client import RetryCallback, TokenCallback
+from osw_studio.agent.retry import with_retries
 from osw_studio.core.step import StepRequest
 
 if TYPE_CHECKING:

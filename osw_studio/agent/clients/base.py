@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Self
 
-from osw_studio.agent.model_client import RetryCallback
+from osw_studio.agent.retry import RetryCallback
 
 if TYPE_CHECKING:
     from osw_studio.settings.model import ResolvedProfile

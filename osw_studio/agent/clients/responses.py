@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from osw_studio.agent.clients.base import NO_KEY, VendorClient
-from osw_studio.agent.clients.retry import with_retries
 from osw_studio.agent.clients.usage import TokenUsage
 from osw_studio.agent.errors import CutStream, InvalidReply, ModelCallError
 from osw_studio.agent.model_client import (
@@ -26,6 +25,7 @@ from osw_studio.agent.model_client import (
     TokenCallback,
     request_size,
 )
+from osw_studio.agent.retry import with_retries
 from osw_studio.core.step import StepRequest
 
 if TYPE_CHECKING:

@@ -90,7 +90,7 @@ def conditional_styles(sheet: Any, book_path: str, props: list[str]) -> dict[str
     import formulas
     from openpyxl.utils import get_column_letter
 
-    from osw_studio.evaluation.metrics.table import read_cell_style, read_cell_value
+    from osw_studio.evaluation.metrics.table_cells import read_cell_style, read_cell_value
 
     parser = formulas.Parser()
     out: dict[str, list[Any]] = {}

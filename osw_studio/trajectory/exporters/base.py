@@ -21,6 +21,7 @@ from osw_studio.core.actions import Action
 from osw_studio.core.errors import ExportError
 from osw_studio.core.step import EpisodeResult, StepRecord
 from osw_studio.trajectory.curation import Curation
+from osw_studio.trajectory.exporters.card_stats import CardStats
 from osw_studio.trajectory.exporters.copies import FileCopier
 from osw_studio.trajectory.layout import FINAL_SCREEN, SCREENS, STEPS_JSONL, RunMeta, image_size
 from osw_studio.trajectory.scrub import Scrubber
@@ -420,8 +421,6 @@ class Exporter(ABC):
     """Whether a later run's output can replace an earlier one's (:meth:`slot` says which replaces which)."""
 
     def __init__(self, out: Path, options: ExportOptions) -> None:
-        from osw_studio.trajectory.exporters.card import CardStats
-
         self.out = Path(out)
         self.options = options
         self.image_mode: Literal["copy", "embed"] = options.images or self.default_images

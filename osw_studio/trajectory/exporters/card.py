@@ -15,12 +15,11 @@ Examples:
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from osw_studio import __version__
+from osw_studio.trajectory.exporters.card_stats import CardStats as CardStats
 
 if TYPE_CHECKING:
     from osw_studio.trajectory.exporters.base import ExportOptions
@@ -33,43 +32,6 @@ _ORIGINS = {
     "step's screenshot (the model was not asked at this step)",
     "reprompt": "rebuilt with a target-model profile (the run recorded no request, or --reprompt)",
 }
-
-
-@dataclass
-class CardStats:
-    """Counts of what an export wrote, for its card."""
-
-    runs: list[str] = field(default_factory=list)
-    models: Counter[str] = field(default_factory=Counter)
-    agents: Counter[str] = field(default_factory=Counter)
-    sources: Counter[str] = field(default_factory=Counter)
-    origins: Counter[str] = field(default_factory=Counter)
-    images: Counter[tuple[int | None, int | None, str]] = field(default_factory=Counter)
-    spaces: Counter[str] = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
-
-    def count(
-        self,
-        source: str,
-        *,
-        origin: str | None = None,
-        image: tuple[int | None, int | None, str] | None = None,
-        space: str | None = None,
-        n: int = 1,
-    ) -> None:
-        """Count ``n`` samples (or steps) of ``source``."""
-        self.sources[source] += n
-        if origin is not None:
-            self.origins[origin] += n
-        if image is not None:
-            self.images[image] += 1
-        if space is not None:
-            self.spaces[space] += n
-
-    def note(self, text: str) -> None:
-        """Add a line to the card's notes (once)."""
-        if text not in self.notes:
-            self.notes.append(text)
 
 
 def _filters(options: ExportOptions) -> list[str]:

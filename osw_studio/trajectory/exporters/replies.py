@@ -58,6 +58,7 @@ from typing import Literal
 
 from osw_studio.actions.coords import CoordinateSpace
 from osw_studio.core.actions import Action, CallUser, Done, Fail, Wait
+from osw_studio.trajectory.exporters.opencua_code import agentnet_code
 
 Language = Literal["pyautogui", "computer13", "uitars", "qwen3vl", "opencua"]
 """The action languages replies are written in (a run's follows its agent and action space)."""
@@ -167,8 +168,6 @@ def _opencua_reply(
     actions: Sequence[Action], space: CoordinateSpace, thought: str, instruction: str | None
 ) -> str | None:
     """An OpenCUA reply: ``## Thought`` (when there is one), ``## Action`` and its code block."""
-    from osw_studio.trajectory.exporters.agentnet import agentnet_code
-
     special = any(isinstance(a, Wait | Done | Fail) for a in actions)
     if special and len(actions) > 1:
         return None

@@ -31,8 +31,6 @@ from osw_studio.core.errors import ActionParseError, ExportError
 from osw_studio.trajectory.exporters.replies import Language, write_reply
 from osw_studio.trajectory.requests import IMAGE_REF
 
-_FORMATS = {"pyautogui": "pyautogui", "computer13": "computer13", "uitars": "uitars"}
-
 
 class Rescaler:
     """Scales samples to one training size.
@@ -67,7 +65,7 @@ class Rescaler:
                 thought, actions = (
                     parse_qwen3vl(text, space)
                     if language == "qwen3vl"
-                    else parse_reply(text, _FORMATS[language], space)
+                    else parse_reply(text, language, space)
                 )
                 written = write_reply(language, actions, target, thought or "")
         except (ActionParseError, ValueError):

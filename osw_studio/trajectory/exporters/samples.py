@@ -24,6 +24,8 @@ from typing import Any, Literal, cast
 
 from osw_studio.actions.coords import CoordinateSpace, Rounding
 from osw_studio.core import agent_specs
+from osw_studio.core.action_languages import language as language_spec
+from osw_studio.core.action_languages import language_of_action_space
 from osw_studio.core.step import StepRecord
 from osw_studio.trajectory.exporters.base import ExportOptions, ExportRun
 from osw_studio.trajectory.exporters.replies import Language, write_reply
@@ -74,7 +76,7 @@ def run_language(run: ExportRun) -> Language:
     own = _OWN_LANGUAGES.get(run.meta.agent or "")
     if own is not None:
         return own
-    return "computer13" if run.meta.action_space == "computer_13" else "pyautogui"
+    return language_of_action_space(run.meta.action_space)
 
 
 @dataclass
@@ -185,7 +187,7 @@ class SampleBuilder:
         if language == "uitars" and step.coordinate_mode == "smart":
             image = None  # UI-TARS' smart frame is the smart-resized screen
         # OSWorld's Qwen3-VL and OpenCUA agents truncate the model's numbers to pixels, as ours do.
-        rounding: Rounding = "trunc" if language in ("qwen3vl", "opencua") else "round"
+        rounding: Rounding = "trunc" if language_spec(language).truncates else "round"
         key = (screen, step.coordinate_mode, image, rounding)
         if key not in self._spaces:  # the same few frames, step after step (a space is immutable)
             try:
