@@ -123,6 +123,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric compare_epub",
         "metric compare_font_names",
         "metric compare_htmls",
+        "metric compare_image_text",
         "metric compare_image_list",
         "metric compare_images",
         "metric compare_line_spacing",
@@ -172,6 +173,21 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
     }
 )
 """``"<kind> <name>"`` of every metric and getter with differential tests against the reference."""
+
+
+ENGINE_DIFFERENCES: dict[str, str] = {
+    "metric compare_image_text": (
+        "reads the picture with Tesseract (Debian's tesseract-ocr), not OSWorld's EasyOCR, whose model is "
+        "downloaded at run time; the two engines can read ambiguous glyphs differently (ls as 1s or Is, "
+        "O as 0) and small or faint text, so a picture one finds the text in the other may not"
+    ),
+}
+"""Names whose result can differ from OSWorld's because a library OSWorld uses cannot be shipped."""
+
+
+def engine_difference(kind: str, name: str) -> str:
+    """How ``name`` of ``kind`` can score differently from OSWorld's own (empty when it cannot)."""
+    return ENGINE_DIFFERENCES.get(f"{kind} {name}", "")
 
 
 def is_differential_tested(kind: str, name: str) -> bool:

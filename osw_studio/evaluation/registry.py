@@ -184,6 +184,7 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.images",
         "osw_studio.evaluation.metrics.impress",
         "osw_studio.evaluation.metrics.python_suite",
+        "osw_studio.evaluation.metrics.ocr",
     ),
 )
 """Every metric, by the ``func`` name task files use."""
