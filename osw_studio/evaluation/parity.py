@@ -137,6 +137,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric compare_table",
         "metric compare_text_file",
         "metric compare_unique_train_records",
+        "metric compare_videos",
         "metric compare_zip_files",
         "metric contains_page_break",
         "metric diff_text_file",
