@@ -114,6 +114,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric check_triangle_position",
         "metric compare_archive",
         "metric compare_conference_city_in_order",
+        "metric compare_audios",
         "metric compare_config",
         "metric compare_csv",
         "metric compare_docx_files",

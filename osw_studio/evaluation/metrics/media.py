@@ -1,7 +1,9 @@
-"""Media metrics: ``compare_videos``, whether two videos show the same frames.
+"""Media metrics: ``compare_videos`` and ``compare_audios``, each scoring as OSWorld's function of that name.
 
-The frames are decoded with OpenCV (``opencv-python-headless``, FFmpeg in its wheel) and compared by
-perceptual hash (``imagehash``'s pHash), as OSWorld's function of that name does.
+Video frames are decoded with OpenCV (``opencv-python-headless``, FFmpeg in its wheel) and compared by
+perceptual hash (``imagehash``'s pHash). Sound is decoded and resampled with librosa (22 050 Hz, mono),
+described by its MFCCs, aligned by dynamic time warping (``fastdtw``, cosine distance) and the mean
+distance along the alignment turned into a similarity ``exp(-d)``.
 """
 
 from __future__ import annotations
@@ -57,3 +59,48 @@ def compare_videos(
     finally:
         for capture in captures:
             capture.release()
+
+
+def _load_audio(path: str) -> tuple[Any, int] | None:
+    """The samples and rate librosa decodes from ``path`` (None: unreadable or without samples)."""
+    import warnings
+
+    import librosa
+
+    try:
+        with warnings.catch_warnings():  # librosa's deprecation notices must not turn a load into a failure
+            warnings.simplefilter("ignore")
+            samples, rate = librosa.load(path)
+    except Exception:  # an empty or damaged file counts as no sound, as in OSWorld
+        return None
+    return None if samples.shape[0] == 0 else (samples, int(rate))
+
+
+@metric("compare_audios")
+def compare_audios(result: str | None, expected: str | None) -> Verdict:
+    """How alike two recordings sound, from 0 to 1 (1: the same MFCC sequence).
+
+    No path scores 0; two files without sound are alike (1), one without sound and one with score 0.
+    """
+    import librosa
+    import numpy as np
+    from fastdtw import fastdtw
+    from scipy.spatial.distance import cosine
+
+    if not result or not expected:
+        return Verdict(0.0, "no recording to compare")
+    ours, gold = _load_audio(result), _load_audio(expected)
+    if ours is None and gold is None:
+        return Verdict(1.0, "neither file holds sound")
+    if ours is None or gold is None:
+        return Verdict(0.0, "one file holds no sound (empty or unreadable), the other does")
+    try:
+        features = [
+            librosa.util.normalize(librosa.feature.mfcc(y=y, sr=sr), axis=1) for y, sr in (ours, gold)
+        ]
+    except Exception as exc:  # as OSWorld: a recording MFCCs cannot be taken of scores 0
+        return Verdict(0.0, f"the recordings' features cannot be computed: {type(exc).__name__}")
+    distance, path = fastdtw(features[0].T, features[1].T, dist=cosine)
+    mean = distance / len(path) if len(path) else np.inf
+    score = float(np.exp(-mean))
+    return Verdict(score, f"similarity {score:.3f} (mean MFCC distance {mean:.4f} along the alignment)")
