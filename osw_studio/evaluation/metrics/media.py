@@ -84,8 +84,8 @@ def compare_audios(result: str | None, expected: str | None) -> Verdict:
     """
     import librosa
     import numpy as np
-    from fastdtw import fastdtw
-    from scipy.spatial.distance import cosine
+    from fastdtw import fastdtw  # type: ignore[import-untyped]
+    from scipy.spatial.distance import cosine  # type: ignore[import-untyped]
 
     if not result or not expected:
         return Verdict(0.0, "no recording to compare")
