@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import wave
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.parity.guest_env import both, stub_missing
+from tests.parity.guest_env import both, require_libraries
 from tests.parity.reference import Reference
 
 MODULE = "vlc"
@@ -18,19 +17,7 @@ RATE = 22050
 
 @pytest.fixture(scope="module")
 def ref(reference: Reference) -> Reference:
-    stub_missing(reference)
-    real = reference.exec(
-        "import importlib\n"
-        "result = all(getattr(importlib.import_module(n), '__file__', None) is not None"
-        " for n in ('librosa', 'fastdtw'))"
-    )
-    if not real:
-        message = (
-            "the reference side environment lacks librosa or fastdtw (packaging/reference-requirements.txt)"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_libraries(reference, "librosa", "fastdtw")
     return reference
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from tests.parity.guest_env import agree, stub_missing
+from tests.parity.guest_env import agree, require_libraries
 from tests.parity.reference import Reference
 
 MODULE = "vlc"
@@ -17,19 +16,7 @@ MODULE = "vlc"
 
 @pytest.fixture(scope="module")
 def ref(reference: Reference) -> Reference:
-    stub_missing(reference)
-    real = reference.exec(
-        "import importlib\n"
-        "result = all(getattr(importlib.import_module(n), '__file__', None) is not None"
-        " for n in ('cv2', 'imagehash'))"
-    )
-    if not real:
-        message = (
-            "the reference side environment lacks cv2 or imagehash (packaging/reference-requirements.txt)"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_libraries(reference, "cv2", "imagehash")
     return reference
 
 
