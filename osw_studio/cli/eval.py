@@ -78,6 +78,9 @@ def _print_names(names: list[Any]) -> None:
             f"{label:<46}{n.tasks:>6}  {'yes' if n.implemented else 'no':<12}"
             f"{'yes' if n.differential_tested else 'no'}"
         )
+    for n in names:
+        if n.implemented and n.differs:
+            print(f"  {_shown(f'{n.kind} {n.name}')} can differ from OSWorld: {n.differs}")
     print(f"{implemented} of {len(names)} names implemented, {tested} of them differential-tested")
 
 

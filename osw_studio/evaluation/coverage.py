@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from osw_studio.core.task import SETUP_STEP_TYPES, GetterSpec, Task
-from osw_studio.evaluation.parity import is_differential_tested
+from osw_studio.evaluation.parity import engine_difference, is_differential_tested
 from osw_studio.evaluation.registry import GETTERS, METRICS
 
 CREDENTIAL_STEP_TYPES = frozenset({"googledrive", "login"})
@@ -85,6 +85,9 @@ class NameCoverage(BaseModel):
     differential_tested: bool = Field(
         default=False, description="tests/parity compares it with OSWorld's own function"
     )
+    differs: str = Field(
+        default="", description="how it can score differently from OSWorld (a library that cannot be shipped)"
+    )
 
 
 class CoverageReport(BaseModel):
@@ -143,6 +146,7 @@ def coverage(entries: Iterable[tuple[str, Task]]) -> CoverageReport:
             tasks=n,
             implemented=name in registered[kind],
             differential_tested=is_differential_tested(kind, name),
+            differs=engine_difference(kind, name),
         )
         for (kind, name), n in sorted(uses.items(), key=lambda item: (-item[1], item[0]))
     ]

@@ -114,6 +114,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric check_triangle_position",
         "metric compare_archive",
         "metric compare_conference_city_in_order",
+        "metric compare_audios",
         "metric compare_config",
         "metric compare_csv",
         "metric compare_docx_files",
@@ -123,6 +124,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric compare_epub",
         "metric compare_font_names",
         "metric compare_htmls",
+        "metric compare_image_text",
         "metric compare_image_list",
         "metric compare_images",
         "metric compare_line_spacing",
@@ -136,6 +138,7 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
         "metric compare_table",
         "metric compare_text_file",
         "metric compare_unique_train_records",
+        "metric compare_videos",
         "metric compare_zip_files",
         "metric contains_page_break",
         "metric diff_text_file",
@@ -172,6 +175,21 @@ DIFFERENTIAL_TESTED: frozenset[str] = frozenset(
     }
 )
 """``"<kind> <name>"`` of every metric and getter with differential tests against the reference."""
+
+
+ENGINE_DIFFERENCES: dict[str, str] = {
+    "metric compare_image_text": (
+        "reads the picture with Tesseract (Debian's tesseract-ocr), not OSWorld's EasyOCR, whose model is "
+        "downloaded at run time; the two engines can read ambiguous glyphs differently (ls as 1s or Is, "
+        "O as 0) and small or faint text, so a picture one finds the text in the other may not"
+    ),
+}
+"""Names whose result can differ from OSWorld's because a library OSWorld uses cannot be shipped."""
+
+
+def engine_difference(kind: str, name: str) -> str:
+    """How ``name`` of ``kind`` can score differently from OSWorld's own (empty when it cannot)."""
+    return ENGINE_DIFFERENCES.get(f"{kind} {name}", "")
 
 
 def is_differential_tested(kind: str, name: str) -> bool:

@@ -188,6 +188,8 @@ METRICS: Registry[MetricFunc] = Registry(
         "osw_studio.evaluation.metrics.images",
         "osw_studio.evaluation.metrics.impress",
         "osw_studio.evaluation.metrics.python_suite",
+        "osw_studio.evaluation.metrics.ocr",
+        "osw_studio.evaluation.metrics.media",
     ),
 )
 """Every metric, by the ``func`` name task files use."""

@@ -63,3 +63,28 @@ def test_a_name_with_control_codes_is_shown_escaped(
     assert main(["eval", "coverage", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[2J" in out
+
+
+def test_coverage_says_how_the_ocr_metric_can_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = {
+        "id": "t1",
+        "instruction": "x",
+        "evaluator": {
+            "func": "compare_image_text",
+            "result": {"type": "vm_file", "path": "/home/user/Desktop/ls.png", "dest": "ls.png"},
+            "expected": {"type": "rule", "rules": {"type": "text", "text": "ls"}},
+        },
+    }
+    (tmp_path / "t1.json").write_text(json.dumps(task), encoding="utf-8")
+    assert main(["eval", "coverage", str(tmp_path), "--json"]) == 0
+    names = {f"{n['kind']} {n['name']}": n for n in json.loads(capsys.readouterr().out)["names"]}
+    assert "Tesseract" in names["metric compare_image_text"]["differs"]
+    assert names["getter vm_file"]["differs"] == ""
+    assert main(["eval", "coverage", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(
+        line.strip().startswith("metric compare_image_text can differ from OSWorld: reads") for line in lines
+    )
+    assert "differential-tested" in lines[-1]

@@ -11,7 +11,10 @@ OSWorld's getters take its ``DesktopEnv``; :data:`GUEST_ENV` defines, inside the
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+import pytest
 
 from osw_studio.evaluation.registry import METRICS, Verdict
 from tests.parity.reference import Reference, ReferenceError
@@ -61,6 +64,26 @@ def stub_missing(reference: Reference, names: tuple[str, ...] = HEAVY_IMPORTS) -
         "    except ImportError:\n"
         "        stub([name])\n".replace("NAMES", repr(list(names)))
     )
+
+
+def require_libraries(reference: Reference, *names: str) -> None:
+    """Stand in for the missing heavy imports, then require ``names`` to be real in the side environment.
+
+    A differential test of a metric that calls one of them cannot judge with a stand-in: it fails under
+    CI (whose side environment is built from packaging/reference-requirements.txt) and skips elsewhere.
+    """
+    stub_missing(reference)
+    missing = reference.exec(
+        "import importlib\n"
+        f"result = [n for n in {list(names)!r}"
+        " if getattr(importlib.import_module(n), '__file__', None) is None]"
+    )
+    if missing:
+        needed = ", ".join(missing)
+        message = f"the reference side environment lacks {needed} (packaging/reference-requirements.txt)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 GUEST_ENV = r"""

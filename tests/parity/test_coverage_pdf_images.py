@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pymupdf
 import pytest
 from PIL import Image, ImageDraw
 
-from tests.parity.guest_env import agree, both, stub_missing
+from tests.parity.guest_env import agree, both, require_libraries
 from tests.parity.reference import Reference
 
 MODULE = "chrome"
@@ -18,16 +17,7 @@ MODULE = "chrome"
 
 @pytest.fixture(scope="module")
 def ref(reference: Reference) -> Reference:
-    stub_missing(reference)
-    real = reference.exec(
-        "import importlib\n"
-        "result = getattr(importlib.import_module('imagehash'), '__file__', None) is not None"
-    )
-    if not real:
-        message = "the reference side environment lacks imagehash (packaging/reference-requirements.txt)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_libraries(reference, "imagehash")
     return reference
 
 
