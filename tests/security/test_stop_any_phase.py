@@ -1,0 +1,145 @@
+"""Ctrl+C stops a real CLI process in any phase, within a bound, keeping what was recorded.
+
+The guest is a scripted OSWorld-style server on 127.0.0.1 whose answer to one request never comes: the
+evaluation's getter, or the step's action. Before, one Ctrl+C during the evaluation waited for its
+600 s timeout (``run`` and ``eval run``), and one during an action for the execute timeout (120 s).
+Now the evaluation is abandoned at once and an action in flight gets
+:data:`~osw_studio.core.limits.STOP_GRACE_S`. Each process gets SIGINT by its PID and is killed (by
+its PID) if it outlives the bound.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from osw_studio.core.limits import STOP_GRACE_S
+from tests.envs.fake_guest import FakeGuest, Reply, Request, json_reply, osworld_guest
+from tests.fakes.machine import fresh_env
+
+pytestmark = pytest.mark.timeout(90)
+
+ROOT = Path(__file__).resolve().parents[2]
+HELLO = ROOT / "tasks" / "os" / "write-hello-file.json"
+OK = {"status": "success", "output": "", "error": "", "returncode": 0}
+BOUND_S = STOP_GRACE_S + 10.0  # the stop, the result written, the env closed, on a loaded machine
+"""Seconds from the SIGINT to the end of the process."""
+
+
+class HangingGuest:
+    """An OSWorld-style guest whose ``/execute`` never answers a command containing ``marker``."""
+
+    def __init__(self, marker: bytes) -> None:
+        self.marker = marker
+        self.hung = threading.Event()
+        self.release = threading.Event()
+        self.fake: FakeGuest = osworld_guest((1280, 800))
+        buffer = io.BytesIO()
+        Image.new("RGB", (1280, 800), "navy").save(buffer, "PNG")
+        png = buffer.getvalue()
+        self.fake.route("GET", "/screenshot", lambda r: (200, "image/png", png))
+        self.fake.route("POST", "/execute", self._execute)
+
+    def _execute(self, request: Request) -> Reply:
+        if self.marker in request.body:
+            self.hung.set()
+            self.release.wait(60)  # far past the bound; released when the test ends
+        return json_reply(OK)
+
+
+@pytest.fixture
+def guest_for(request: pytest.FixtureRequest) -> Iterator[tuple[HangingGuest, str]]:
+    guest = HangingGuest(request.param)
+    url = guest.fake.start()
+    try:
+        yield guest, url
+    finally:
+        guest.release.set()
+        guest.fake.stop()
+
+
+def _command(kind: str, tmp_path: Path, url: str) -> list[str]:
+    config = tmp_path / "settings.json"
+    config.write_text("{}", encoding="utf-8")
+    common = ["--agent", "replay", "--out", str(tmp_path / "out"), "--provider", "remote", url]
+    if kind == "run":
+        return ["--config", str(config), "run", str(HELLO), *common]
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "os").symlink_to(HELLO.parent)
+    (suite / "one.json").write_text(json.dumps({"os": ["write-hello-file"]}), encoding="utf-8")
+    return ["--config", str(config), "eval", "run", str(suite / "one.json"), *common]
+
+
+def _interrupt_when_hung(guest: HangingGuest, command: list[str], tmp_path: Path) -> tuple[int, str, float]:
+    """Start the CLI, SIGINT it once the guest hangs; its exit code, stderr and seconds to exit."""
+    env = fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "osw_studio", *command],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert guest.hung.wait(40), "the guest was never asked the hanging request"
+        time.sleep(0.3)  # the process is now waiting on the answer
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        try:
+            _, err = proc.communicate(timeout=BOUND_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            pytest.fail(f"still running {BOUND_S:g} s after Ctrl+C: {err[-2000:]}")
+        return proc.returncode, err, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def _result(tmp_path: Path) -> tuple[dict[str, object], list[dict[str, object]]]:
+    (result,) = (tmp_path / "out").rglob("result.json")
+    steps = [json.loads(line) for line in (result.parent / "steps.jsonl").read_text().splitlines()]
+    return json.loads(result.read_text()), steps
+
+
+@pytest.mark.parametrize(("kind", "guest_for"), [("run", b"cat "), ("eval", b"cat ")], indirect=["guest_for"])
+def test_ctrl_c_during_an_evaluation_that_hangs_stops_at_once(
+    kind: str, guest_for: tuple[HangingGuest, str], tmp_path: Path
+) -> None:
+    guest, url = guest_for  # the solution's actions go through /execute too; the evaluation's `cat` hangs
+    code, err, seconds = _interrupt_when_hung(guest, _command(kind, tmp_path, url), tmp_path)
+    assert "Traceback" not in err, err
+    assert code == 1, err  # not solved (run), stopped (eval run)
+    result, steps = _result(tmp_path)
+    assert result["status"] == "stopped" and result["score"] is None
+    assert [s["index"] for s in steps] == [1, 2, 3]  # the agent's steps are all kept
+    assert seconds < BOUND_S
+
+
+@pytest.mark.parametrize("guest_for", [b"echo hello"], indirect=True)
+def test_ctrl_c_during_an_action_the_guest_never_finishes_stops_after_the_grace(
+    guest_for: tuple[HangingGuest, str], tmp_path: Path
+) -> None:
+    guest, url = guest_for
+    code, err, seconds = _interrupt_when_hung(guest, _command("run", tmp_path, url), tmp_path)
+    assert "Traceback" not in err, err
+    assert code == 1, err
+    result, steps = _result(tmp_path)
+    assert result["status"] == "stopped"
+    assert [s["index"] for s in steps] == [1, 2]  # the step whose action hung is kept, saying why
+    assert "had not finished the execute" in str(steps[1]["error"])
+    assert STOP_GRACE_S - 1 < seconds < BOUND_S
