@@ -199,11 +199,11 @@ class ExportRun:
                 data.pop("request", None)
             return scrubber.step_data(data)
 
-        self._steps = [
-            self._corrected(step)
-            for step in (store.iter_steps(prepare) if read_steps else ())
-            if keep is None or step.index in keep
-        ]
+        # A key typed across consecutive steps is found before curation drops any of them.
+        joined = scrubber.across_steps(
+            self._corrected(step) for step in (store.iter_steps(prepare) if read_steps else ())
+        )
+        self._steps = [step for step in joined if keep is None or step.index in keep]
         self._screens: dict[str, Path | None] | None = None
 
     def _corrected(self, step: StepRecord) -> StepRecord:
