@@ -143,3 +143,28 @@ def test_ctrl_c_during_an_action_the_guest_never_finishes_stops_after_the_grace(
     assert [s["index"] for s in steps] == [1, 2]  # the step whose action hung is kept, saying why
     assert "had not finished the execute" in str(steps[1]["error"])
     assert STOP_GRACE_S - 1 < seconds < BOUND_S
+
+
+@pytest.mark.parametrize("guest_for", [b"cat "], indirect=True)
+def test_run_task_timeout_stops_an_evaluation_that_hangs(
+    guest_for: tuple[HangingGuest, str], tmp_path: Path
+) -> None:
+    guest, url = guest_for
+    command = [*_command("run", tmp_path, url), "--task-timeout", "4"]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "osw_studio", *command],
+        cwd=ROOT,
+        env=fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d"),
+        capture_output=True,
+        text=True,
+        timeout=4 + BOUND_S + 20,  # the start of the process on a loaded machine
+        check=False,
+    )
+    assert guest.hung.is_set() and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "timed out after 4 s (the task timeout)" in proc.stderr
+    result, steps = _result(tmp_path)
+    assert result["status"] == "error" and "the task timeout" in str(result["error"])
+    assert len(steps) == 3
+    assert time.monotonic() - started < 4 + BOUND_S + 20
