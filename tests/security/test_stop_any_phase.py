@@ -168,3 +168,88 @@ def test_run_task_timeout_stops_an_evaluation_that_hangs(
     assert result["status"] == "error" and "the task timeout" in str(result["error"])
     assert len(steps) == 3
     assert time.monotonic() - started < 4 + BOUND_S + 20
+
+
+@pytest.mark.parametrize("guest_for", [b"echo hello"], indirect=True)
+def test_a_second_ctrl_c_quits_at_once_keeping_the_steps(
+    guest_for: tuple[HangingGuest, str], tmp_path: Path
+) -> None:
+    guest, url = guest_for
+    env = fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "osw_studio", *_command("run", tmp_path, url)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert guest.hung.wait(40), "the guest was never asked the hanging request"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)  # inside the action's grace
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=STOP_GRACE_S)  # sooner than the grace would end
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err and "interrupted" in err, err
+    assert proc.returncode == 130
+    (steps,) = (tmp_path / "out").rglob("steps.jsonl")
+    assert [json.loads(line)["index"] for line in steps.read_text().splitlines()] == [1]  # step 1 kept
+
+
+def _processes_running(marker: str) -> list[int]:
+    """PIDs whose command line holds ``marker`` (the sandbox's processes are visible from the host)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if marker in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.xvfb
+def test_ctrl_c_during_tasks_check_setup_that_hangs_ends_it_and_its_guest(tmp_path: Path) -> None:
+    marker = "sleep 617.25"
+    folder = tmp_path / "os"
+    folder.mkdir()
+    task = {
+        "id": "hang-setup",
+        "instruction": "x",
+        "config": [{"type": "execute", "parameters": {"command": marker, "shell": True}}],
+        "evaluator": {"func": "infeasible"},
+        "solution": [{"actions": [{"kind": "done"}]}],
+    }
+    (folder / "hang-setup.json").write_text(json.dumps(task))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "osw_studio", "tasks", "check", str(folder)],
+        cwd=ROOT,
+        env=fresh_env(tmp_path / "home"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _processes_running(marker) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert _processes_running(marker), "the setup step never started"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130
+    deadline = time.monotonic() + 5
+    while _processes_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_running(marker), "the guest's setup process outlived tasks check"
