@@ -81,10 +81,9 @@ def _command(kind: str, tmp_path: Path, url: str) -> list[str]:
     return ["--config", str(config), "eval", "run", str(suite / "one.json"), *common]
 
 
-def _interrupt_when_hung(guest: HangingGuest, command: list[str], tmp_path: Path) -> tuple[int, str, float]:
-    """Start the CLI, SIGINT it once the guest hangs; its exit code, stderr and seconds to exit."""
-    env = fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d")
-    proc = subprocess.Popen(
+def _start(command: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """The CLI running ``command`` in a process of its own, its output piped."""
+    return subprocess.Popen(
         [sys.executable, "-m", "osw_studio", *command],
         cwd=ROOT,
         env=env,
@@ -92,9 +91,18 @@ def _interrupt_when_hung(guest: HangingGuest, command: list[str], tmp_path: Path
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def _wait_until_hung(guest: HangingGuest) -> None:
+    assert guest.hung.wait(40), "the guest was never asked the hanging request"
+    time.sleep(0.3)  # the process is now waiting on the answer
+
+
+def _interrupt_when_hung(guest: HangingGuest, command: list[str], tmp_path: Path) -> tuple[int, str, float]:
+    """Start the CLI, SIGINT it once the guest hangs; its exit code, stderr and seconds to exit."""
+    proc = _start(command, fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d"))
     try:
-        assert guest.hung.wait(40), "the guest was never asked the hanging request"
-        time.sleep(0.3)  # the process is now waiting on the answer
+        _wait_until_hung(guest)
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         try:
@@ -175,18 +183,11 @@ def test_a_second_ctrl_c_quits_at_once_keeping_the_steps(
     guest_for: tuple[HangingGuest, str], tmp_path: Path
 ) -> None:
     guest, url = guest_for
-    env = fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "osw_studio", *_command("run", tmp_path, url)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = _start(
+        _command("run", tmp_path, url), fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d")
     )
     try:
-        assert guest.hung.wait(40), "the guest was never asked the hanging request"
-        time.sleep(0.3)
+        _wait_until_hung(guest)
         proc.send_signal(signal.SIGINT)
         time.sleep(0.5)  # inside the action's grace
         proc.send_signal(signal.SIGINT)
@@ -228,14 +229,7 @@ def test_ctrl_c_during_tasks_check_setup_that_hangs_ends_it_and_its_guest(tmp_pa
         "solution": [{"actions": [{"kind": "done"}]}],
     }
     (folder / "hang-setup.json").write_text(json.dumps(task))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "osw_studio", "tasks", "check", str(folder)],
-        cwd=ROOT,
-        env=fresh_env(tmp_path / "home"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _start(["tasks", "check", str(folder)], fresh_env(tmp_path / "home"))
     try:
         deadline = time.monotonic() + 60
         while not _processes_running(marker) and time.monotonic() < deadline and proc.poll() is None:
