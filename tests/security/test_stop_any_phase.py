@@ -26,6 +26,8 @@ from PIL import Image
 from osw_studio.core.limits import STOP_GRACE_S
 from tests.envs.fake_guest import FakeGuest, Reply, Request, json_reply, osworld_guest
 from tests.fakes.machine import fresh_env
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import Reply as ModelReply
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -101,17 +103,24 @@ def _wait_until_hung(guest: HangingGuest) -> None:
 def _interrupt_when_hung(guest: HangingGuest, command: list[str], tmp_path: Path) -> tuple[int, str, float]:
     """Start the CLI, SIGINT it once the guest hangs; its exit code, stderr and seconds to exit."""
     proc = _start(command, fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d"))
+    _wait_until_hung(guest)
+    sent = time.monotonic()
+    err = _interrupt(proc)
+    return proc.returncode, err, time.monotonic() - sent
+
+
+def _interrupt(proc: subprocess.Popen[str]) -> str:
+    """SIGINT ``proc`` (by its PID) and wait for it to end within the bound; its stderr.
+
+    A process still running then is killed, by its PID, and the test fails.
+    """
     try:
-        _wait_until_hung(guest)
         proc.send_signal(signal.SIGINT)
-        sent = time.monotonic()
         try:
-            _, err = proc.communicate(timeout=BOUND_S)
+            return proc.communicate(timeout=BOUND_S)[1]
         except subprocess.TimeoutExpired:
             proc.kill()
-            _, err = proc.communicate()
-            pytest.fail(f"still running {BOUND_S:g} s after Ctrl+C: {err[-2000:]}")
-        return proc.returncode, err, time.monotonic() - sent
+            pytest.fail(f"still running {BOUND_S:g} s after Ctrl+C: {proc.communicate()[1][-2000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -230,20 +239,46 @@ def test_ctrl_c_during_tasks_check_setup_that_hangs_ends_it_and_its_guest(tmp_pa
     }
     (folder / "hang-setup.json").write_text(json.dumps(task))
     proc = _start(["tasks", "check", str(folder)], fresh_env(tmp_path / "home"))
-    try:
-        deadline = time.monotonic() + 60
-        while not _processes_running(marker) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        assert _processes_running(marker), "the setup step never started"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=BOUND_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    deadline = time.monotonic() + 60
+    while not _processes_running(marker) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    if not _processes_running(marker):
+        proc.kill()
+        pytest.fail(f"the setup step never started: {proc.communicate()}")
+    err = _interrupt(proc)
     assert "Traceback" not in err, err
     assert proc.returncode == 130
     deadline = time.monotonic() + 5
     while _processes_running(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _processes_running(marker), "the guest's setup process outlived tasks check"
+
+
+@pytest.mark.parametrize("guest_for", [b"\0 nothing hangs on the guest"], indirect=True)
+def test_ctrl_c_during_a_model_call_that_never_answers_stops_at_once(
+    guest_for: tuple[HangingGuest, str], tmp_path: Path
+) -> None:
+    _, url = guest_for
+    with FakeOpenAIServer() as server:
+        server.queue(ModelReply(text="DONE", delay=60))
+        command = _command("run", tmp_path, url)  # writes an empty settings.json, replaced here
+        command[command.index("replay")] = "osworld"
+        (tmp_path / "settings.json").write_text(
+            json.dumps({"model_provider": {"base_url": server.base_url, "model": "test-model"}})
+        )
+        proc = _start(
+            command,
+            fresh_env(tmp_path / "home", OSW_GUEST_TOKEN="guest-token-0c1d", OSW_STUDIO_API_KEY="sk-test"),
+        )
+        deadline = time.monotonic() + 40
+        while not any(r.path.endswith("/chat/completions") for r in server.requests):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail(f"the model was never asked: {proc.communicate()}")
+            time.sleep(0.1)
+        time.sleep(0.3)
+        err = _interrupt(proc)
+    assert "Traceback" not in err, err
+    assert proc.returncode == 1, err
+    result, steps = _result(tmp_path)
+    assert result["status"] == "stopped" and steps == []
