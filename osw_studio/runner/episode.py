@@ -13,7 +13,8 @@ step is written to the run store (flushed and fsynced) before the next one start
 most the step in flight. The contract shared with the UI is in the project notes (``EPISODE_API``).
 
 Pause takes effect between phases: a model call in flight finishes (its proposal is then held at the
-gate), an action in flight completes. ``stop`` cancels the model call in flight. In approve mode each
+gate), an action in flight completes. ``stop`` cancels the model call, the setup and the evaluation in
+flight; an action or an observation in flight gets ``STOP_GRACE_S`` to complete. In approve mode each
 proposal waits at the gate for :meth:`Episode.approve` (as proposed, or a list of actions to run instead)
 or :meth:`Episode.skip`; a verdict given while paused runs that one step and stays paused.
 """
