@@ -225,9 +225,8 @@ def _processes_running(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.xvfb
-def test_ctrl_c_during_tasks_check_setup_that_hangs_ends_it_and_its_guest(tmp_path: Path) -> None:
-    marker = "sleep 617.25"
+def _hanging_setup_task(tmp_path: Path, marker: str) -> Path:
+    """A folder with one task whose setup step runs ``marker`` (a long ``sleep``) in the guest."""
     folder = tmp_path / "os"
     folder.mkdir()
     task = {
@@ -238,6 +237,13 @@ def test_ctrl_c_during_tasks_check_setup_that_hangs_ends_it_and_its_guest(tmp_pa
         "solution": [{"actions": [{"kind": "done"}]}],
     }
     (folder / "hang-setup.json").write_text(json.dumps(task))
+    return folder
+
+
+@pytest.mark.xvfb
+def test_ctrl_c_during_tasks_check_setup_that_hangs_ends_it_and_its_guest(tmp_path: Path) -> None:
+    marker = "sleep 617.25"
+    folder = _hanging_setup_task(tmp_path, marker)
     proc = _start(["tasks", "check", str(folder)], fresh_env(tmp_path / "home"))
     deadline = time.monotonic() + 60
     while not _processes_running(marker) and time.monotonic() < deadline and proc.poll() is None:
@@ -282,3 +288,27 @@ def test_ctrl_c_during_a_model_call_that_never_answers_stops_at_once(
     assert proc.returncode == 1, err
     result, steps = _result(tmp_path)
     assert result["status"] == "stopped" and steps == []
+
+
+@pytest.mark.xvfb
+def test_tasks_check_task_timeout_fails_a_task_whose_setup_hangs(tmp_path: Path) -> None:
+    marker = "sleep 618.25"
+    folder = _hanging_setup_task(tmp_path, marker)
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "osw_studio", "tasks", "check", str(folder), "--task-timeout", "15"],
+        cwd=ROOT,
+        env=fresh_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=15 + BOUND_S + 20,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "FAIL hang-setup" in proc.stdout and "timed out after 15 s (the task timeout)" in proc.stdout
+    assert time.monotonic() - started < 15 + BOUND_S + 20
+    deadline = time.monotonic() + 5
+    while _processes_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_running(marker), "the guest's setup process outlived its check"
