@@ -84,6 +84,14 @@ def register(subparsers: Any) -> None:
     run.add_argument("--out", metavar="DIR", help="runs folder (default: settings output_dir, else ./runs)")
     run.add_argument("--evaluator", choices=EVALUATORS, help=EVALUATOR_HELP)
     add_budget_arguments(run)
+    run.add_argument(
+        "--task-timeout",
+        type=float,
+        metavar="S",
+        help="seconds the task may take, its setup, steps and evaluation included; then it is stopped "
+        "(the run is kept, its result says it timed out) and the exit code is 2 (default: no limit but "
+        "each phase's own)",
+    )
     run.set_defaults(handler=_run)
 
 
@@ -148,7 +156,9 @@ async def _session(args: argparse.Namespace) -> int:
         try:
             evaluate = score_instruction if args.instruction is not None else None
             episode = plan_episode(entry, recipe, env, runs_dir=out, agent=agent, evaluate=evaluate)
-            result = await _Printer(episode, approve=args.approve).run()
+            result = await _within_task_timeout(
+                episode, _Printer(episode, approve=args.approve), args.task_timeout
+            )
         finally:
             await env.close()
     finally:
@@ -163,6 +173,40 @@ async def _session(args: argparse.Namespace) -> int:
         print(f"error: {visible(result.error)}", file=sys.stderr)
         return ExitCode.ERROR
     return ExitCode.for_outcome(failed=not result.success)
+
+
+async def _within_task_timeout(episode: Episode, printer: _Printer, seconds: float | None) -> EpisodeResult:
+    """The printer's run of ``episode``, stopped after ``seconds``; its result then says it timed out.
+
+    A stop ends any phase within a bound (:data:`~osw_studio.core.limits.STOP_GRACE_S`), so the limit
+    holds whatever the guest or the model does.
+    """
+    import asyncio
+
+    from osw_studio.runner.store import write_atomic
+
+    if seconds is None:
+        return await printer.run()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = not printer.interrupted  # a Ctrl+C before it is the person's stop
+        episode.stop()
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        result = await printer.run()
+    finally:
+        timer.cancel()
+    if not expired or result.status != "stopped":
+        return result
+    result = result.model_copy(
+        update={"status": "error", "error": f"timed out after {seconds:g} s (the task timeout)"}
+    )
+    if episode.run_dir is not None:
+        write_atomic(episode.run_dir / "result.json", result.model_dump_json(indent=2).encode())
+    return result
 
 
 def describe_action(action: Action, *, whole: bool = False) -> str:
@@ -280,6 +324,7 @@ class _Printer:
         self.approve = approve
         self._terminal = _LineReader()
         self._asking: set[asyncio.Task[None]] = set()
+        self.interrupted = False
         episode.step_finished.connect(self._on_step_finished)
         episode.error_raised.connect(self._on_error_raised)
         if approve:
@@ -301,6 +346,7 @@ class _Printer:
                 task.cancel()
 
     def _on_interrupt(self) -> None:
+        self.interrupted = True
         print("\nstopping; the run is kept (Ctrl+C again quits at once)", file=sys.stderr)
         self.episode.stop()
         asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)

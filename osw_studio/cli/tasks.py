@@ -63,6 +63,13 @@ def register(subparsers: Any) -> None:
     check.add_argument(
         "--require-solution", action="store_true", help="a task without a reference solution fails"
     )
+    check.add_argument(
+        "--task-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one task's check may take, its guests' start included; then it fails saying so "
+        "(default: no limit but each phase's own)",
+    )
     check.set_defaults(handler=_check)
 
 
@@ -180,6 +187,7 @@ def _check(args: argparse.Namespace) -> int:
                 apps=profile,
                 provider=choice.provider,
                 setup=setup,
+                task_timeout=args.task_timeout,
                 **options,
             )
         )

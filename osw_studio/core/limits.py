@@ -51,6 +51,11 @@ STEP_WAITS_S = 60.0
 """Seconds all the waits of one step may take together (``time.sleep`` calls, ``wait`` actions); the
 waits past it are skipped. A stop (Ctrl+C, the Stop button) ends a wait at once."""
 
+STOP_GRACE_S = 5.0
+"""Seconds an action or an observation in flight may still take after a stop (Ctrl+C, the Stop button,
+``--task-timeout``) before it is abandoned: a guest that never answers cannot hold a stop for the phase's
+whole timeout. The model call, the setup and the evaluation are abandoned at once."""
+
 REGEX_SECONDS = 5.0
 """Seconds one search with a task's or a reply's regular expression may take (over all the texts of the
 call, e.g. a file's lines) before its worker is killed (see :mod:`osw_studio.core.untrusted_regex`)."""

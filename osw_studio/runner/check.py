@@ -332,6 +332,7 @@ async def check_tasks(
     require_solution: bool = True,
     assets: AssetStore | None = None,
     apps: DesktopProfile | None = None,
+    task_timeout: float | None = None,
     **provider_options: Any,
 ) -> list[CheckResult]:
     """Check tasks on ``envs`` guests side by side; results come back in the order of ``entries``.
@@ -346,6 +347,8 @@ async def check_tasks(
         require_solution: See :func:`check_task`.
         assets: See :func:`check_task`.
         apps: See :func:`check_task`.
+        task_timeout: Seconds one task's check may take (None: only each phase's own limit); a task
+            over it fails saying so, its guests closed, and the next one starts on a fresh guest.
         provider_options: Options for the provider's ``create``.
     """
     queue: asyncio.Queue[int] = asyncio.Queue()
@@ -360,7 +363,7 @@ async def check_tasks(
                 index = queue.get_nowait()
                 # The last task of a worker need not warm a guest nobody will use.
                 source.warm = warm and not queue.empty()
-                result = await check_task(
+                check = check_task(
                     entries[index],
                     source=source,
                     make_agent=make_agent,
@@ -368,6 +371,16 @@ async def check_tasks(
                     assets=assets,
                     apps=apps,
                 )
+                started = time.perf_counter()
+                try:
+                    result = await asyncio.wait_for(check, task_timeout)
+                except TimeoutError:
+                    entry = entries[index]
+                    result = CheckResult(
+                        entry.task.id, path=entry.path, has_solution=bool(entry.task.solution)
+                    )
+                    result.errors.append(f"timed out after {task_timeout:g} s (the task timeout)")
+                    result.seconds = time.perf_counter() - started
                 results[index] = result
                 if on_result is not None:
                     on_result(result)

@@ -13,7 +13,8 @@ step is written to the run store (flushed and fsynced) before the next one start
 most the step in flight. The contract shared with the UI is :data:`EPISODE_SIGNALS` (every signal, by name).
 
 Pause takes effect between phases: a model call in flight finishes (its proposal is then held at the
-gate), an action in flight completes. ``stop`` cancels the model call in flight. In approve mode each
+gate), an action in flight completes. ``stop`` cancels the model call, the setup and the evaluation in
+flight; an action or an observation in flight gets ``STOP_GRACE_S`` to complete. In approve mode each
 proposal waits at the gate for :meth:`Episode.approve` (as proposed, or a list of actions to run instead)
 or :meth:`Episode.skip`; a verdict given while paused runs that one step and stays paused.
 """
@@ -35,7 +36,7 @@ from psygnal import Signal
 from osw_studio.core.actions import Action, CallUser, Fail, Wait
 from osw_studio.core.budget import LoopGuard, screen_key
 from osw_studio.core.errors import GuestError, ModelError, OswError
-from osw_studio.core.limits import STEP_WAITS_S
+from osw_studio.core.limits import STEP_WAITS_S, STOP_GRACE_S
 from osw_studio.core.observation import Observation
 from osw_studio.core.outcome import OutcomeKind, error_kind, outcome_kind
 from osw_studio.core.price import total_cost
@@ -480,7 +481,7 @@ class Episode:
         if self.store is None:
             return
         try:
-            final = await self._timed("observe", self.env.observe(), stoppable=False)
+            final = await self._timed("observe", self.env.observe())
             self.store.write_final_screen(final.screenshot, final.image_format)
         except OswError as exc:  # the end state is still scored; only the picture of it is missing
             log.warning("final screen not saved: %s", exc)
@@ -553,7 +554,9 @@ class Episode:
             record.verdict = "error"
             self._record(record, observation, timings)
             raise
-        except _Stopped:  # stopped during a wait: what ran before it is kept
+        except _Stopped as stop:  # stopped during a wait: what ran before it is kept
+            if str(stop):
+                record.error = str(stop)
             self._record(record, observation, timings)
             raise
         self._record(record, observation, timings)
@@ -763,26 +766,28 @@ class Episode:
     async def _score(self) -> float:
         evaluate = self._evaluate or _default_evaluate(self.config)
         actions = [a for step in self.steps for a in step.executed]
-        outcome = await self._timed("evaluate", evaluate(self.env, self.task, actions), stoppable=False)
+        # A stop abandons the evaluation: a getter or a metric that never ends cannot hold Ctrl+C.
+        outcome = await self._timed("evaluate", evaluate(self.env, self.task, actions))
         score = float(getattr(outcome, "score", outcome))
         if hasattr(outcome, "model_dump"):
             self._evaluation = outcome.model_dump(mode="json")
         return score
 
     async def _timed(self, phase: str, awaitable: Awaitable[T], *, stoppable: bool = True) -> T:
-        """Await ``awaitable`` within the phase's timeout; a stop cancels it when ``stoppable``."""
+        """Await ``awaitable`` within the phase's timeout; a stop cancels it when ``stoppable``.
+
+        When not ``stoppable`` (an action or an observation in flight) it may still complete after a
+        stop, within :data:`STOP_GRACE_S`.
+        """
         limit = self.config.timeout(phase)
         task = asyncio.ensure_future(awaitable)
-        waiters: set[asyncio.Future[Any]] = {task}
-        stopper: asyncio.Task[Any] | None = None
-        if stoppable:
-            stopper = asyncio.ensure_future(self._stopped())
-            waiters.add(stopper)
+        stopper = asyncio.ensure_future(self._stopped())
         try:
-            done, _ = await asyncio.wait(waiters, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({task, stopper}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+            if not stoppable and task not in done and stopper in done:
+                done, _ = await asyncio.wait({task}, timeout=STOP_GRACE_S)
         finally:
-            if stopper is not None:
-                stopper.cancel()
+            stopper.cancel()
         if task in done:
             if task.cancelled() and self._stopping:
                 raise _Stopped
@@ -791,7 +796,11 @@ class Episode:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
         if self._stopping:
-            raise _Stopped
+            if stoppable:
+                raise _Stopped
+            raise _Stopped(
+                f"stopped: the guest had not finished the {phase} {STOP_GRACE_S:g} s after the stop"
+            )
         error = ModelError if phase == "predict" else GuestError
         culprit = "model endpoint" if phase == "predict" else "guest"
         raise error(

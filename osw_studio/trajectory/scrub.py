@@ -4,7 +4,8 @@ Two guards: values under secret-named keys (``api_key``, ``token``, ``password``
 settings snapshots, and every string written anywhere has API-key-shaped substrings and the known secret
 values replaced by ``[REDACTED]``: plain, URL-encoded, inside base64, in hex, reversed, or split by
 line breaks, spaces or quotes; a secret typed in pieces by consecutive ``typing`` actions of a step, or
-spread over the text parts of one message, is redacted in every piece. Typed text can additionally be
+spread over the text parts of one message, is redacted in every piece; in exports, so is one typed across
+consecutive steps (:meth:`Scrubber.across_steps`). Typed text can additionally be
 scrubbed with user regexes (passwords a person typed into the guest, e-mail addresses, ...).
 
 Examples:
@@ -22,7 +23,7 @@ from __future__ import annotations
 import base64
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from osw_studio.core.step import StepRecord
@@ -58,6 +59,10 @@ _REMEMBERED = 4096
 """How many scrubbed strings a scrubber remembers before it starts over (bounds its memory)."""
 MIN_SECRET_LENGTH = 6
 """Known secret values shorter than this are not scrubbed (they would redact ordinary words)."""
+
+JOINED_STEPS = 64
+"""Most consecutive steps whose typing is joined to find a key typed across them (a key typed one
+character a step over more steps than this is not recognised)."""
 
 
 _GAP = r"(?:[ \t\r\n\"'`+,|]|\\[nrt]){0,5}"
@@ -250,6 +255,48 @@ class Scrubber:
             data["request"] = request  # not a request: validation says so
         return data
 
+    def across_steps(self, steps: Iterable[StepRecord]) -> Iterator[StepRecord]:
+        """``steps`` (each already scrubbed) with a known secret typed across consecutive steps redacted.
+
+        Half a key typed at the end of one step and the rest at the start of the next is redacted in
+        both, in the actions (``proposed`` and ``executed``) and, for pieces of 4 characters or more, in
+        the step's reply and thought, which repeat them. Only steps whose typing may go on in the next
+        one are held back (at most :data:`JOINED_STEPS`), so the steps still stream.
+        """
+        if self._known is None:
+            yield from steps
+            return
+        held: list[StepRecord] = []
+        for step in steps:
+            if held and not _typing_at(step, 0):
+                yield from self._joined(held)
+                held = []
+            held.append(step)
+            if not _typing_at(step, -1) or len(held) >= JOINED_STEPS:
+                yield from self._joined(held)
+                held = []
+        yield from self._joined(held)
+
+    def _joined(self, steps: list[StepRecord]) -> list[StepRecord]:
+        if len(steps) < 2:
+            return steps
+        data = [step.model_dump(mode="json") for step in steps]
+        changed: set[int] = set()
+        for key in ("proposed", "executed"):
+            owners = [(i, j) for i, d in enumerate(data) for j in range(len(d.get(key) or []))]
+            flat = [data[i][key][j] for i, j in owners]
+            redacted = self._pieces(flat, _typed_text, _with_text)
+            for (i, j), before, after in zip(owners, flat, redacted, strict=True):
+                if after is before:
+                    continue
+                changed.add(i)
+                data[i][key][j] = after
+                piece = before["text"]
+                for field_name in ("response", "thought"):
+                    if len(piece) >= 4 and isinstance(data[i].get(field_name), str):
+                        data[i][field_name] = data[i][field_name].replace(piece, self.replacement)
+        return [StepRecord.model_validate(data[i]) if i in changed else s for i, s in enumerate(steps)]
+
     def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         """A recorded request, scrubbed.
 
@@ -316,6 +363,11 @@ class Scrubber:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
             return {**self.data({k: v for k, v in part.items() if k != "text"}), "text": scrub(part["text"])}
         return self.data(part)
+
+
+def _typing_at(step: StepRecord, position: int) -> bool:
+    """Whether ``step`` proposes or executes a ``typing`` action at ``position`` (0 first, -1 last)."""
+    return any(actions and actions[position].kind == "typing" for actions in (step.proposed, step.executed))
 
 
 def _typed_text(action: Any) -> str | None:

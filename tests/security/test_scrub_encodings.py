@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from osw_studio.core.actions import Typing
+from osw_studio.core.actions import Done, Typing
 from osw_studio.core.step import StepRecord
 from osw_studio.core.task import Task
 from osw_studio.runner.store import RunStoreWriter
@@ -79,3 +79,43 @@ def test_encoded_keys_reach_no_export(tmp_path: Path) -> None:
         assert encoded not in text and encoded.replace("\n", "\\n") not in text, name
     assert KEY[:14] not in text and KEY[14:] not in text
     assert base64.b64encode(KEY.encode()).decode()[:20] not in text
+
+
+def test_a_key_typed_across_two_steps_reaches_no_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = Task.model_validate({"id": "split", "instruction": "x", "evaluator": {"func": "infeasible"}})
+    store = RunStoreWriter.create(tmp_path / "runs", task, domain="os", model="m", secrets=[KEY])
+    head, tail = KEY[:13], KEY[13:]
+    store.write_step(StepRecord(index=1, executed=[Typing(text="ordinary words")]))
+    for index, piece in ((2, head), (3, tail)):
+        store.write_step(
+            StepRecord(
+                index=index,
+                response=f"pyautogui.write({piece!r})",
+                proposed=[Typing(text=piece)],
+                executed=[Typing(text=piece)],
+            )
+        )
+    store.close()
+    out = tmp_path / "out"
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the key in use when exporting, as the user has it
+    export_runs([tmp_path / "runs"], "sft-messages", out, export_options())
+    text = "\n".join(p.read_bytes().decode("utf-8") for p in out.rglob("*") if p.is_file())
+    assert head not in text and tail not in text, text
+    assert "ordinary words" in text  # the steps around it are untouched
+
+
+def test_only_steps_whose_typing_joins_are_redacted() -> None:
+    scrubber = Scrubber(secrets=[KEY])
+    steps = [
+        StepRecord(index=1, executed=[Typing(text=KEY[:10])]),
+        StepRecord(index=2, executed=[Typing(text=KEY[10:])]),
+        StepRecord(index=3, executed=[Typing(text=KEY[:10])]),  # the rest never comes
+        StepRecord(index=4, executed=[Done()]),
+        StepRecord(index=5, executed=[Typing(text=KEY[10:])]),
+    ]
+    texts = [
+        a.text if isinstance(a, Typing) else "-" for s in scrubber.across_steps(steps) for a in s.executed
+    ]
+    assert texts == ["[REDACTED]", "[REDACTED]", KEY[:10], "-", KEY[10:]]

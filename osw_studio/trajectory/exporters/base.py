@@ -250,9 +250,13 @@ class ExportRun:
 
     def _read(self) -> Iterator[StepRecord]:
         keep = self._keep
-        for step in self.store.iter_steps(self._prepare):
+        # A key typed across consecutive steps is found before curation drops any of them.
+        joined = self._scrubber.across_steps(
+            self._corrected(step) for step in self.store.iter_steps(self._prepare)
+        )
+        for step in joined:
             if keep is None or step.index in keep:
-                yield self._corrected(step)
+                yield step
 
     def _corrected(self, step: StepRecord) -> StepRecord:
         correction = self._corrections.get(step.index)
