@@ -38,7 +38,7 @@ from osw_studio.ui.suite_view import SuiteView
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
 from osw_studio.ui.viewer import ViewerWindow, VmViewer
-from osw_studio.ui.wall import Wall
+from osw_studio.ui.wall import Wall, WallTile
 from osw_studio.ui.window_actions import build_actions, update_actions
 
 if TYPE_CHECKING:
@@ -262,6 +262,8 @@ class MainWindow(QMainWindow):
         self.wall = Wall()  # every env of a running suite, live (shown when a suite starts)
         self._dock("wall", "Wall", self.wall, area.BottomDockWidgetArea)
         self.docks["wall"].hide()
+        self.wall.tile_clicked.connect(self._focus_tile)
+        self.wall.close_focus.connect(self._close_focus)
         for name in ("tasks", "history", "inspector", "results"):
             self.docks[name].widget().setMinimumWidth(DOCK_MIN_WIDTH)
         self._state_before_pop_out: QByteArray | None = None
@@ -305,6 +307,19 @@ class MainWindow(QMainWindow):
             dock.raise_()
             self.resizeDocks([dock], [360], Qt.Orientation.Vertical)
         self.wall.follow(run)
+
+    def _focus_tile(self, tile: WallTile) -> None:
+        """A wall tile was clicked: its task in the main viewer and inspector, steered alone."""
+        if tile.episode is None or (self.run_view.busy and self.run_view.focused is None):
+            return
+        self.wall.set_focused(tile)
+        self.run_view.focus_later(tile.episode)
+
+    def _close_focus(self) -> None:
+        """Close focus: back to the wall; the task goes on in its suite."""
+        self.wall.set_focused(None)
+        self.run_view.focus_later(None)
+        self.docks["wall"].raise_()
 
     # --- layout -------------------------------------------------------------------------------------
 

@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPen, QResizeEvent
-from PySide6.QtWidgets import QGridLayout, QScrollArea, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from osw_studio.core.actions import Action
 from osw_studio.core.step import StepRecord
@@ -92,6 +101,8 @@ class WallTile(QWidget):
         self.waiting = False
         """Whether the episode's step waits for a person's approval."""
         self.stalled = False
+        self.focused = False
+        """Whether the task is in focus in the main viewer."""
         self.last_activity = clock()
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -258,6 +269,9 @@ class WallTile(QWidget):
             paint_actions(painter, self.last_actions, to_widget, target)
         painter.setPen(QColor(235, 235, 240))
         painter.drawText(QRectF(6, 2, self.width() - 12, 18), Qt.AlignmentFlag.AlignLeft, self.title)
+        if self.focused:
+            painter.setPen(QPen(QColor(80, 160, 255), 3))
+            painter.drawRect(self.rect().adjusted(1, 1, -1, -1))
         marked = self.stalled or self.waiting
         painter.setPen(QColor(255, 180, 60) if marked else QColor(170, 170, 180))
         painter.drawText(QRectF(6, 20, self.width() - 12, 18), Qt.AlignmentFlag.AlignLeft, self.caption)
@@ -270,17 +284,22 @@ class WallTile(QWidget):
 _FINAL = {"finished", "failed", "stopped", "error", "budget", "stuck", "idle"}
 
 
-class Wall(QScrollArea):
+class Wall(QWidget):
     """Every env of the running suite as a tile, in a grid whose columns follow the width.
+
+    Clicking a tile asks for its task in focus (``tile_clicked``); while one is, the bar above the grid
+    names it and its Close focus button (``close_focus``) returns to the wall.
 
     Signals:
         tile_clicked(WallTile): A tile was clicked (its episode can be opened in the viewer).
+        close_focus(): The person closed the focus.
 
     Args:
         clock: The monotonic clock (tests pass a fake one).
     """
 
     tile_clicked = Signal(object)
+    close_focus = Signal()
 
     def __init__(self, clock: Clock = time.monotonic, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -291,16 +310,47 @@ class Wall(QScrollArea):
         """Seconds without a frame or a step before a tile is marked stalled."""
         self.run: SuiteRun | None = None
         self.tiles: dict[str, WallTile] = {}
+        self.focus_label = QLabel()
+        self.focus_label.setObjectName("wallFocus")
+        self.close_focus_button = QPushButton("Close focus")
+        self.close_focus_button.setObjectName("closeFocus")
+        self.close_focus_button.clicked.connect(self.close_focus)
+        self.focus_bar = QWidget()
+        bar = QHBoxLayout(self.focus_bar)
+        bar.setContentsMargins(6, 2, 6, 2)
+        bar.addWidget(self.focus_label, 1)
+        bar.addWidget(self.close_focus_button)
+        self.focus_bar.hide()
+        self.area = QScrollArea()
         self._grid_widget = QWidget()
         self.grid = QGridLayout(self._grid_widget)
         self.grid.setSpacing(6)
         self.grid.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.setWidget(self._grid_widget)
-        self.setWidgetResizable(True)
+        self.area.setWidget(self._grid_widget)
+        self.area.setWidgetResizable(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.focus_bar)
+        layout.addWidget(self.area, 1)
         self.columns = 1
+        self.focused: WallTile | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
         self._timer.timeout.connect(self.poll)
+
+    def viewport(self) -> QWidget:
+        """The visible part of the grid."""
+        return self.area.viewport()
+
+    def set_focused(self, tile: WallTile | None) -> None:
+        """Mark ``tile`` as the one in focus (None: no focus)."""
+        self.focused = tile
+        for t in self.tiles.values():
+            t.focused = t is tile
+            t.update()
+        self.focus_label.setText(f"In focus: {tile.title} (its controls act on it alone)" if tile else "")
+        self.focus_bar.setVisible(tile is not None)
 
     def follow(self, run: SuiteRun | None) -> None:
         """Show ``run``'s envs (None: the suite ended; the tiles stay, their streams stop)."""
@@ -318,6 +368,7 @@ class Wall(QScrollArea):
 
     def clear(self) -> None:
         """Remove every tile (their streams stop)."""
+        self.set_focused(None)
         for tile in self.tiles.values():
             self.grid.removeWidget(tile)
             tile.hide()
@@ -352,10 +403,12 @@ class Wall(QScrollArea):
             tile.check_stall(self.stall_after)
             tile.update()
 
+    def _columns(self) -> int:
+        return max(1, (self.viewport().width() - 6) // (TILE_WIDTH + self.grid.spacing()))
+
     def reflow(self) -> None:
         """Lay the tiles out in as many columns as the width holds."""
-        width = self.viewport().width()
-        self.columns = max(1, (width - 6) // (TILE_WIDTH + self.grid.spacing()))
+        self.columns = self._columns()
         for tile in self.tiles.values():
             self.grid.removeWidget(tile)
         for i, tile in enumerate(self.tiles.values()):
@@ -364,6 +417,5 @@ class Wall(QScrollArea):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: D102 (Qt override)
         super().resizeEvent(event)
-        columns = max(1, (self.viewport().width() - 6) // (TILE_WIDTH + self.grid.spacing()))
-        if columns != self.columns:
+        if self._columns() != self.columns:
             self.reflow()

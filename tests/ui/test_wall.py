@@ -7,11 +7,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
+from osw_studio.core.actions import Wait
 from osw_studio.settings import Settings
 from osw_studio.tasks import TaskLibrary
+from osw_studio.ui.action_editor import actions_to_json
 from osw_studio.ui.main_window import MainWindow
 from osw_studio.ui.services import Services
 from osw_studio.ui.suite_dialog import SuiteDialog
@@ -103,3 +105,71 @@ async def test_a_four_env_suite_shows_four_live_tiles_and_marks_a_stall(
     await until(lambda: not window.suite_view.running, 180)
     assert all(t.state == "finished" for t in tiles) and not stuck.stalled
     await until(lambda: all(t.stream is None for t in tiles), 10)  # the suite ended: every stream stops
+
+
+async def test_a_focused_task_is_approved_and_edited_while_the_others_finish(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    wall = window.wall
+    window.suite_action.trigger()
+    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
+    dialog.set_suite(str(write_suite(tmp_path / "suite", 4)))
+    dialog.envs.setValue(4)
+    dialog.out.setText(str(tmp_path / "out"))
+    dialog.run_button.click()
+
+    def held() -> bool:
+        for tile in wall.tiles.values():
+            if tile.episode is not None and not tile.episode.paused:
+                tile.episode.pause()
+        return len(wall.tiles) == 4 and all(
+            t.episode is not None and t.episode.paused for t in wall.tiles.values()
+        )
+
+    await until(held, 120)
+    tiles = list(wall.tiles.values())
+    focus = tiles[0]
+    assert focus.episode is not None
+    qtbot.mouseClick(focus, Qt.MouseButton.LeftButton)  # focus: the task in the main viewer, live
+    await until(lambda: window.run_view.focused is not None)
+    assert window.run_view.controller is not None and window.run_view.controller.episode is focus.episode
+    assert focus.focused and wall.focus_bar.isVisible() and focus.title in wall.focus_label.text()
+    await until(lambda: window.viewer.stream is not None)
+    assert window.pause_action.isEnabled() and window.pause_action.isChecked()
+
+    window.mode.setCurrentText("approve")  # this task alone waits for a person
+    assert focus.episode.mode == "approve"
+    assert all(t.episode is not None and t.episode.mode == "auto" for t in tiles[1:])
+    window.pause_action.trigger()  # resume the focused task
+    for tile in tiles[1:]:
+        assert tile.episode is not None
+        tile.episode.resume()
+    await until(lambda: focus.episode is not None and focus.episode.proposal is not None, 60)
+    await until(lambda: focus.waiting and "WAITING FOR YOU" in focus.caption)
+
+    # an edit of its first proposal: a short wait before the model's own actions
+    proposal = focus.episode.proposal
+    assert proposal is not None
+    edited = [Wait(seconds=0.1), *proposal.actions]
+    window.inspector.edit_button.click()
+    editor = window.inspector.editor
+    editor.setCurrentIndex(1)
+    editor.json.setPlainText(actions_to_json(edited))
+    assert window.inspector.approve()
+    await until(lambda: len(focus.episode.steps) >= 1 if focus.episode else False, 30)
+    first = focus.episode.steps[0]
+    assert first.verdict == "edited" and first.executed == edited and first.proposed == proposal.actions
+
+    # the other three finish in auto meanwhile; the focused one keeps waiting for its next approval
+    await until(lambda: all(t.state == "finished" for t in tiles[1:]), 120)
+    assert all(s.verdict == "auto" for t in tiles[1:] for s in (t.episode.steps if t.episode else []))
+    assert window.suite_view.running and focus.episode.state.value not in ("finished", "stopped")
+
+    # Stop acts on the focused task alone; Close focus returns to the wall
+    window.stop_action.trigger()
+    await until(lambda: focus.state == "stopped", 30)
+    await until(lambda: not window.suite_view.running, 60)
+    assert window.suite_view.run is not None and not window.suite_view.run.stopped
+    wall.close_focus_button.click()
+    await until(lambda: window.run_view.controller is None)
+    assert not wall.focus_bar.isVisible() and not focus.focused
