@@ -416,6 +416,9 @@ class RunView(QObject):
         await self.bind_episode(episode, controller)
         for record in episode.steps:  # the steps it took before the focus
             self.timeline.add_step(record)
+        controller.state_changed.emit(episode.state.value, "idle")  # where it is, as if it just got there
+        if episode.proposal is not None:  # a proposal held before the focus: shown as if just made
+            controller.step_proposed.emit(episode.proposal)
         self.status.showMessage(f"Focus on {episode.task.id}: the suite's other tasks go on.", 5000)
         return controller
 

@@ -173,3 +173,29 @@ async def test_a_focused_task_is_approved_and_edited_while_the_others_finish(
     wall.close_focus_button.click()
     await until(lambda: window.run_view.controller is None)
     assert not wall.focus_bar.isVisible() and not focus.focused
+
+
+async def test_a_suite_in_approve_mode_marks_the_tiles_waiting_for_a_person(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    wall = window.wall
+    window.suite_action.trigger()
+    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
+    dialog.set_suite(str(write_suite(tmp_path / "suite", 2)))
+    dialog.envs.setValue(2)
+    dialog.out.setText(str(tmp_path / "out"))
+    dialog.approve.setChecked(True)
+    dialog.run_button.click()
+    await until(lambda: len(wall.tiles) == 2 and all(t.waiting for t in wall.tiles.values()), 120)
+    tiles = list(wall.tiles.values())
+    assert all("WAITING FOR YOU" in t.caption and t.step == 0 for t in tiles)
+    assert all(t.episode is not None and t.episode.mode == "approve" for t in tiles)
+
+    qtbot.mouseClick(tiles[0], Qt.MouseButton.LeftButton)  # focus one and approve its step
+    await until(lambda: window.run_view.focused is not None and window.approve_action.isEnabled())
+    window.approve_action.trigger()
+    await until(lambda: tiles[0].step == 1, 30)
+    assert tiles[0].episode is not None and tiles[0].episode.steps[0].verdict == "approved"
+    assert tiles[1].waiting and tiles[1].step == 0  # the other still waits for its person
+    window.suite_view.stop()
+    await until(lambda: not window.suite_view.running, 60)
