@@ -15,20 +15,7 @@ from PySide6.QtCore import QObject
 
 from osw_studio.core.step import EpisodeResult
 from osw_studio.runner.episode import Episode
-from osw_studio.runner.episode_config import EpisodeState
 from osw_studio.ui.run_controller import RunController
-
-FINAL = frozenset(
-    {
-        EpisodeState.FINISHED,
-        EpisodeState.FAILED,
-        EpisodeState.STOPPED,
-        EpisodeState.ERROR,
-        EpisodeState.BUDGET,
-        EpisodeState.STUCK,
-    }
-)
-"""The states an episode ends in."""
 
 
 class FocusController(RunController):
@@ -38,7 +25,7 @@ class FocusController(RunController):
         super().__init__(episode, parent)
         self._ended: asyncio.Future[EpisodeResult] = asyncio.get_event_loop().create_future()
         self.episode_finished.connect(self._on_finished)
-        if episode.state in FINAL and episode.result is not None:
+        if episode.state.is_final and episode.result is not None:
             self._ended.set_result(episode.result)
 
     def _on_finished(self, result: object) -> None:
@@ -55,7 +42,7 @@ class FocusController(RunController):
     @property
     def running(self) -> bool:
         """Whether the focused episode has not ended yet."""
-        return not self._ended.done() and self.episode.state not in FINAL
+        return not self._ended.done() and not self.episode.state.is_final
 
     async def wait(self) -> EpisodeResult | None:
         """Wait until the episode ends; its result."""

@@ -179,7 +179,7 @@ class WallTile(QWidget):
 
     def check_stall(self, stall_after: float) -> None:
         """Mark the tile stalled when nothing moved for ``stall_after`` seconds while its task runs."""
-        running = self.episode is not None and self.episode.state.value not in _FINAL
+        running = self.episode is not None and not self.episode.state.is_final
         stalled = running and not self.waiting and self._clock() - self.last_activity > stall_after
         if stalled != self.stalled:
             self.stalled = stalled
@@ -279,9 +279,6 @@ class WallTile(QWidget):
             painter.setPen(QPen(QColor(255, 60, 60) if self.stalled else QColor(255, 180, 60), 4))
             painter.drawRect(self.rect().adjusted(2, 2, -2, -2))
         painter.end()
-
-
-_FINAL = {"finished", "failed", "stopped", "error", "budget", "stuck", "idle"}
 
 
 class Wall(QWidget):

@@ -16,9 +16,9 @@ from osw_studio.tasks import TaskLibrary
 from osw_studio.ui.action_editor import actions_to_json
 from osw_studio.ui.main_window import MainWindow
 from osw_studio.ui.services import Services
-from osw_studio.ui.suite_dialog import SuiteDialog
-from osw_studio.ui.wall import TILE_WIDTH
+from osw_studio.ui.wall import TILE_WIDTH, Wall
 from tests.batch.suite import write_suite
+from tests.ui.test_suite_run import open_dialog
 from tests.ui.waiting import until
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -41,6 +41,16 @@ async def window(qtbot: QtBot, tmp_path: Path, qsettings: QSettings) -> AsyncIte
         await win.shutdown()
 
 
+def held(wall: Wall) -> bool:
+    """Pause each task as soon as its env has it; whether all four are held."""
+    for tile in wall.tiles.values():
+        if tile.episode is not None and not tile.episode.paused:
+            tile.episode.pause()
+    return len(wall.tiles) == 4 and all(
+        t.episode is not None and t.episode.paused for t in wall.tiles.values()
+    )
+
+
 async def test_a_four_env_suite_shows_four_live_tiles_and_marks_a_stall(
     window: MainWindow, tmp_path: Path
 ) -> None:
@@ -50,24 +60,11 @@ async def test_a_four_env_suite_shows_four_live_tiles_and_marks_a_stall(
     wall.stall_after = 3600.0  # only the fake clock's jump below stalls a tile, never a loaded machine
     assert not window.docks["wall"].isVisible()
 
-    window.suite_action.trigger()  # Run › Evaluate suite…
-    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
-    dialog.set_suite(str(write_suite(tmp_path / "suite", 4)))
-    dialog.envs.setValue(4)
-    dialog.out.setText(str(tmp_path / "out"))
-    dialog.run_button.click()
+    open_dialog(window, write_suite(tmp_path / "suite", 4), tmp_path / "out", envs=4).run_button.click()
     assert window.suite_view.running and window.docks["wall"].isVisible()
 
     # hold each task as soon as its env has it, so all four are on the wall at once
-    def held() -> bool:
-        for tile in wall.tiles.values():
-            if tile.episode is not None and not tile.episode.paused:
-                tile.episode.pause()
-        return len(wall.tiles) == 4 and all(
-            t.episode is not None and t.episode.paused for t in wall.tiles.values()
-        )
-
-    await until(held, 120)
+    await until(lambda: held(wall), 120)
     tiles = list(wall.tiles.values())
     await until(lambda: all(t.frames >= 2 for t in tiles), 60)  # each guest streams its desktop
     assert sorted(t.name for t in tiles) == ["env-1", "env-2", "env-3", "env-4"]
@@ -111,22 +108,9 @@ async def test_a_focused_task_is_approved_and_edited_while_the_others_finish(
     qtbot: QtBot, window: MainWindow, tmp_path: Path
 ) -> None:
     wall = window.wall
-    window.suite_action.trigger()
-    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
-    dialog.set_suite(str(write_suite(tmp_path / "suite", 4)))
-    dialog.envs.setValue(4)
-    dialog.out.setText(str(tmp_path / "out"))
-    dialog.run_button.click()
+    open_dialog(window, write_suite(tmp_path / "suite", 4), tmp_path / "out", envs=4).run_button.click()
 
-    def held() -> bool:
-        for tile in wall.tiles.values():
-            if tile.episode is not None and not tile.episode.paused:
-                tile.episode.pause()
-        return len(wall.tiles) == 4 and all(
-            t.episode is not None and t.episode.paused for t in wall.tiles.values()
-        )
-
-    await until(held, 120)
+    await until(lambda: held(wall), 120)
     tiles = list(wall.tiles.values())
     focus = tiles[0]
     assert focus.episode is not None
@@ -179,11 +163,7 @@ async def test_a_suite_in_approve_mode_marks_the_tiles_waiting_for_a_person(
     qtbot: QtBot, window: MainWindow, tmp_path: Path
 ) -> None:
     wall = window.wall
-    window.suite_action.trigger()
-    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
-    dialog.set_suite(str(write_suite(tmp_path / "suite", 2)))
-    dialog.envs.setValue(2)
-    dialog.out.setText(str(tmp_path / "out"))
+    dialog = open_dialog(window, write_suite(tmp_path / "suite", 2), tmp_path / "out", envs=2)
     dialog.approve.setChecked(True)
     dialog.run_button.click()
     await until(lambda: len(wall.tiles) == 2 and all(t.waiting for t in wall.tiles.values()), 120)
