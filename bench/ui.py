@@ -8,6 +8,10 @@
   both divided by the same window, so viewer fps <= guest fps and their ratio is the share of the stream
   the viewer showed (target >= 25 fps, ratio ~1). The load average is recorded with the figures.
 - cold start: a fresh process from spawn to the main window shown, median of 5 (target <= 2 s).
+- wall (``python bench/ui.py wall``): an 8-env suite on the local sandbox with every task held paused
+  and a clock changing each desktop, the Wall showing all eight: the loop's lag p99 over 10 s (target
+  <= 50 ms), each tile's frames a second (target >= 2) and the app's memory (RSS) added per env and tile,
+  against the window before the suite; written under "ui_wall".
 
 Prints a table and writes the figures under "ui" in bench/results.json.
 """
@@ -40,6 +44,8 @@ from osw_studio.ui.services import Services
 RESULTS = Path(__file__).with_name("results.json")
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"lag_p99_ms": 50.0, "viewer_fps": 25.0, "cold_start_s": 2.0}
+WALL_TARGETS = {"lag_p99_ms": 50.0, "tile_fps_min": 2.0}
+WALL_ENVS = 8
 STEPS = 40
 
 
@@ -137,7 +143,108 @@ def cold_start() -> float:
     return shown
 
 
+def rss_mb() -> float:
+    """This process's resident memory in MiB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def measure_wall(window: MainWindow, tmp: Path) -> dict[str, float]:
+    from osw_studio.ui.suite_dialog import SuiteDialog
+    from tests.batch.suite import write_suite
+
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(1.0)
+    before = rss_mb()
+    window.suite_action.trigger()
+    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
+    dialog.set_suite(str(write_suite(tmp / "suite", WALL_ENVS)))
+    dialog.envs.setValue(WALL_ENVS)
+    dialog.out.setText(str(tmp / "out"))
+    dialog.run_button.click()
+    wall = window.wall
+    clock = "import time\nwhile True:\n    print(time.time_ns(), flush=True)\n    time.sleep(0.05)"
+    launched: set[str] = set()
+    async with asyncio.timeout(600):
+        while len(launched) < WALL_ENVS:
+            for tile in wall.tiles.values():
+                episode = tile.episode
+                if episode is not None and not episode.paused:
+                    episode.pause()
+                ready = episode is not None and episode.paused and episode.state.value != "resetting"
+                if ready and episode is not None and tile.name not in launched:
+                    launched.add(tile.name)
+                    await episode.env.guest.launch(
+                        ["xterm", "-geometry", "80x30+0+0", "-e", "python3", "-c", clock]
+                    )
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(3.0)
+    frames = {t.name: t.frames for t in wall.tiles.values()}
+    lags: list[float] = []
+    start = loop.time()
+    while loop.time() - start < 10.0:
+        t = loop.time()
+        await asyncio.sleep(0.01)
+        lags.append(max(0.0, loop.time() - t - 0.01))
+    elapsed = loop.time() - start
+    fps = sorted((t.frames - frames[t.name]) / elapsed for t in wall.tiles.values())
+    during = rss_mb()
+    for tile in wall.tiles.values():
+        if tile.episode is not None:
+            tile.episode.resume()
+    async with asyncio.timeout(600):
+        while window.suite_view.running:  # noqa: ASYNC110 (a view's state has no event to await)
+            await asyncio.sleep(0.2)
+    lags.sort()
+    return {
+        "envs": float(WALL_ENVS),
+        "lag_p50_ms": round(statistics.median(lags) * 1000, 2),
+        "lag_p99_ms": round(lags[int(len(lags) * 0.99) - 1] * 1000, 2),
+        "lag_max_ms": round(lags[-1] * 1000, 2),
+        "tile_fps_min": round(fps[0], 2),
+        "tile_fps_median": round(statistics.median(fps), 2),
+        "rss_before_mb": round(before, 1),
+        "rss_wall_mb": round(during, 1),
+        "rss_added_per_tile_mb": round((during - before) / WALL_ENVS, 1),
+    }
+
+
+def main_wall() -> None:
+    load_start = os.getloadavg()[0]
+    app = QApplication.instance() or QApplication([])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    library = TaskLibrary.from_paths([ROOT / "tasks" / "os" / "write-hello-file.json"])
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.model_validate({"evaluation": {"screen_resolution": "1280x720", "max_steps": 6}})
+        services = Services(settings, Path(tmp) / "runs")
+        from PySide6.QtCore import QSettings
+
+        window = MainWindow(
+            library, services, qsettings=QSettings(str(Path(tmp) / "l.ini"), QSettings.Format.IniFormat)
+        )
+        window.resize(1920, 1080)
+        window.show()
+        try:
+            with loop:
+                figures = loop.run_until_complete(measure_wall(window, Path(tmp)))
+                loop.run_until_complete(window.shutdown())
+        finally:
+            window.close()
+    figures["load_avg_1min_start"] = round(load_start, 2)
+    for key, value in figures.items():
+        print(f"{key:<24}{value:>14}{WALL_TARGETS.get(key, '')!s:>10}")
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data["ui_wall"] = {**figures, "tile": [480, 3], "targets": WALL_TARGETS}
+    RESULTS.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["wall"]:
+        main_wall()
+        return
     load_start = os.getloadavg()[0]
     cold = [cold_start() for _ in range(5)]
     app = QApplication.instance() or QApplication([])

@@ -18,9 +18,12 @@ task's reference solution in approve mode, so every picture shows a real guest s
 - small.png: the same window at 1280x720, the smallest it is made for;
 - instruction.png: an instruction typed in the instruction box, to run on the live desktop;
 - switcher.png: the toolbar's profile and agent switcher, its profile list open;
-- authoring.png: the authoring window on a bundled task, as Tasks › Author a task… opens it.
+- authoring.png: the authoring window on a bundled task, as Tasks › Author a task… opens it;
+- wall.png: the Wall during a 4-env suite, each env's live screen a tile with its task, step, state and
+  last action (``--wall``: only this picture).
 
 Usage: .venv/bin/python scripts/screenshots.py [OUT_DIR] [--accounting] (only accounting.png, no sandbox)
+       [--wall] (only wall.png)
 """
 
 from __future__ import annotations
@@ -272,9 +275,43 @@ async def render_new_basics(window: MainWindow, out: Path) -> None:
     authoring.close()
 
 
+async def render_wall(window: MainWindow, out: Path, scratch: Path) -> None:
+    from osw_studio.ui.suite_dialog import SuiteDialog
+
+    sys.path.insert(0, str(ROOT))
+    from tests.batch.suite import write_suite
+
+    window.resize(1600, 1000)
+    window.suite_action.trigger()
+    (dialog,) = [d for d in window.findChildren(SuiteDialog) if d.isVisible()]
+    dialog.set_suite(str(write_suite(scratch / "suite", 4)))
+    dialog.agent.setCurrentIndex(dialog.agent.findText("replay", Qt.MatchFlag.MatchStartsWith))
+    dialog.envs.setValue(4)
+    dialog.out.setText(str(scratch / "out"))
+    dialog.run_button.click()
+    wall = window.wall
+    await until(
+        lambda: len(wall.tiles) == 4 and all(t.step >= 2 and t.frames for t in wall.tiles.values()), 180
+    )
+    for tile in wall.tiles.values():
+        if tile.episode is not None:
+            tile.episode.pause()
+    dock = window.docks["wall"]
+    dock.setFloating(True)  # the wall on its own, as on a second screen
+    dock.resize(1480, 700)
+    await asyncio.sleep(1.5)
+    save(dock, out, "wall.png")
+    dock.setFloating(False)
+    for tile in wall.tiles.values():
+        if tile.episode is not None:
+            tile.episode.resume()
+    await until(lambda: not window.suite_view.running, 180)
+
+
 def main() -> int:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     only_accounting = "--accounting" in sys.argv[1:]
+    only_wall = "--wall" in sys.argv[1:]
     out = Path(args[0]) if args else ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
@@ -305,6 +342,8 @@ def main() -> int:
             try:
                 if only_accounting:
                     loop.run_until_complete(render_accounting(window, out, Path(tmp)))
+                elif only_wall:
+                    loop.run_until_complete(render_wall(window, out, Path(tmp)))
                 else:
                     loop.run_until_complete(render(window, out))
             finally:

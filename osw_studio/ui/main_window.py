@@ -38,6 +38,7 @@ from osw_studio.ui.suite_view import SuiteView
 from osw_studio.ui.task_browser import TaskBrowser
 from osw_studio.ui.timeline import Timeline
 from osw_studio.ui.viewer import ViewerWindow, VmViewer
+from osw_studio.ui.wall import Wall, WallTile
 from osw_studio.ui.window_actions import build_actions, update_actions
 
 if TYPE_CHECKING:
@@ -258,6 +259,11 @@ class MainWindow(QMainWindow):
         self._dock("inspector", "Step inspector", self.inspector, area.RightDockWidgetArea)
         self._dock("results", "Results", self.results, area.RightDockWidgetArea)
         self._dock("timeline", "Timeline", self.timeline, area.BottomDockWidgetArea)
+        self.wall = Wall()  # every env of a running suite, live (shown when a suite starts)
+        self._dock("wall", "Wall", self.wall, area.BottomDockWidgetArea)
+        self.docks["wall"].hide()
+        self.wall.tile_clicked.connect(self._focus_tile)
+        self.wall.close_focus.connect(self._close_focus)
         for name in ("tasks", "history", "inspector", "results"):
             self.docks[name].widget().setMinimumWidth(DOCK_MIN_WIDTH)
         self._state_before_pop_out: QByteArray | None = None
@@ -267,6 +273,7 @@ class MainWindow(QMainWindow):
         self.run_view.controls_changed.connect(self._update_actions)
         self.run_view.run_finished.connect(self._on_run_finished)
         self.suite_view.controls_changed.connect(self._update_actions)
+        self.suite_view.controls_changed.connect(self._follow_suite_on_wall)
         self.suite_view.results_changed.connect(self.show_results)
         self.suite_view.results_changed.connect(lambda _folder: self._reload_last_results())
         self.history.run_opened.connect(self.run_view.open_run)
@@ -288,6 +295,31 @@ class MainWindow(QMainWindow):
     @reporter.setter
     def reporter(self, reporter: ErrorReporter) -> None:
         self._reporter = self.run_view.reporter = self.suite_view.reporter = reporter
+
+    def _follow_suite_on_wall(self) -> None:
+        """A suite started: the Wall shows its envs; it ended: the tiles stay, their streams stop."""
+        run = self.suite_view.run if self.suite_view.running else None
+        if run is not None and run is not self.wall.run:
+            dock = self.docks["wall"]
+            if not dock.isFloating() and not dock.isVisible():  # the wall takes the timeline's place
+                self.tabifyDockWidget(self.docks["timeline"], dock)
+            dock.show()
+            dock.raise_()
+            self.resizeDocks([dock], [360], Qt.Orientation.Vertical)
+        self.wall.follow(run)
+
+    def _focus_tile(self, tile: WallTile) -> None:
+        """A wall tile was clicked: its task in the main viewer and inspector, steered alone."""
+        if tile.episode is None or (self.run_view.busy and self.run_view.focused is None):
+            return
+        self.wall.set_focused(tile)
+        self.run_view.focus_later(tile.episode)
+
+    def _close_focus(self) -> None:
+        """Close focus: back to the wall; the task goes on in its suite."""
+        self.wall.set_focused(None)
+        self.run_view.focus_later(None)
+        self.docks["wall"].raise_()
 
     # --- layout -------------------------------------------------------------------------------------
 

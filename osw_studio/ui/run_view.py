@@ -29,6 +29,7 @@ from osw_studio.settings.model import ResolvedProfile
 from osw_studio.tasks import TaskEntry
 from osw_studio.trajectory.store import RunStore
 from osw_studio.ui.errors import ErrorReporter
+from osw_studio.ui.focus import FocusController
 from osw_studio.ui.frames import FrameStream, decode_frame
 from osw_studio.ui.run_controller import RunController
 from osw_studio.ui.services import Services
@@ -175,12 +176,13 @@ class RunView(QObject):
             self.controls_changed.emit()
         return await self.bind_episode(episode)
 
-    async def bind_episode(self, episode: Episode) -> RunController:
-        """Show ``episode`` in every view and start it."""
+    async def bind_episode(self, episode: Episode, controller: RunController | None = None) -> RunController:
+        """Show ``episode`` in every view and start it (a suite task's ``controller`` only follows it)."""
         old = self.controller
         if old is not None:
             old.disconnect_episode()
-        controller = RunController(episode, self)
+        own = controller is None
+        controller = controller or RunController(episode, self)
         self.controller = controller
         self.past_run = None
         self.viewer.set_replaying(False)
@@ -198,7 +200,7 @@ class RunView(QObject):
         self._on_mode_changed(episode.mode)
         controller.listen_by_name(self, EPISODE_SIGNALS)
         await self.watch_env(episode.env)
-        controller.start().add_done_callback(lambda _task: self._on_run_ended(episode))
+        controller.start().add_done_callback(lambda _task: self._on_run_ended(episode, own=own))
         self.controls_changed.emit()
         return controller
 
@@ -395,10 +397,47 @@ class RunView(QObject):
         self.run_finished.emit(result)
         self.controls_changed.emit()
 
-    def _on_run_ended(self, episode: Episode) -> None:
+    def _on_run_ended(self, episode: Episode, *, own: bool = True) -> None:
         self.controls_changed.emit()
         self.inspector.refresh_buttons()
-        self._spawn(episode.agent.aclose())  # the model client's connections
+        if own:  # a suite task's agent is its slot's to close
+            self._spawn(episode.agent.aclose())  # the model client's connections
+
+    # --- a suite task in focus ----------------------------------------------------------------------
+
+    @property
+    def focused(self) -> FocusController | None:
+        """The suite task in focus (shown and steered here while the suite goes on), if any."""
+        return self.controller if isinstance(self.controller, FocusController) else None
+
+    async def focus(self, episode: Episode) -> FocusController:
+        """Show a suite task's ``episode`` live here, its controls acting on that task alone."""
+        controller = FocusController(episode, self)
+        await self.bind_episode(episode, controller)
+        for record in episode.steps:  # the steps it took before the focus
+            self.timeline.add_step(record)
+        controller.state_changed.emit(episode.state.value, "idle")  # where it is, as if it just got there
+        if episode.proposal is not None:  # a proposal held before the focus: shown as if just made
+            controller.step_proposed.emit(episode.proposal)
+        self.status.showMessage(f"Focus on {episode.task.id}: the suite's other tasks go on.", 5000)
+        return controller
+
+    def focus_later(self, episode: Episode | None) -> None:
+        """:meth:`focus` on ``episode`` from a click (None: :meth:`close_focus`), on the loop."""
+        self._spawn(self.focus(episode) if episode is not None else self.close_focus())
+
+    async def close_focus(self) -> None:
+        """Drop the focus: the task goes on in its suite, the viewer is left idle."""
+        focused = self.focused
+        if focused is None:
+            return
+        focused.release()
+        self.controller = None
+        self.inspector.bind(None)
+        self.timeline.clear_steps()
+        self.viewer.canvas.set_actions([])
+        await self.viewer.detach_stream()
+        self.controls_changed.emit()
 
     # --- past runs ----------------------------------------------------------------------------------
 

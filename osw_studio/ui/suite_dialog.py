@@ -120,6 +120,8 @@ class SuiteDialog(QDialog):
         out_pick = QPushButton("Folder…")
         out_pick.clicked.connect(self._pick_out)
         self.resume = QCheckBox("Resume: skip tasks that already have a score in the output folder")
+        self.approve = QCheckBox("Approve: each step waits for a person (the Wall marks the tasks waiting)")
+        self.approve.setObjectName("suiteApprove")
         self.retry_errors = QSpinBox()
         self.retry_errors.setRange(0, 10)
         self.retry_errors.setToolTip(
@@ -150,6 +152,7 @@ class SuiteDialog(QDialog):
         form.addRow("Envs", self.envs)
         form.addRow("Output folder", _row(self.out, out_pick))
         form.addRow("", self.resume)
+        form.addRow("", self.approve)
         form.addRow("Retry errors", self.retry_errors)
         form.addRow("Cost budget", self.cost_budget)
         layout = QVBoxLayout(self)
@@ -211,6 +214,8 @@ class SuiteDialog(QDialog):
             if not self.suite.text().strip():
                 raise OswError("no suite chosen", hint="give an index JSON or a folder of task files")
             plan = plan_suite(self.settings, self.request(), report=skipped.append)
+            if self.approve.isChecked():  # attended: a person on the Wall approves each step
+                plan.config.episode.mode = "approve"
             batch = plan.batch()
             todo = batch.pending()  # a used output folder without Resume is refused now, not later
         except OswError as exc:

@@ -40,9 +40,11 @@ def build_actions(window: MainWindow) -> None:
     """Make the window's actions, its toolbar and its menus (they call the window and its views)."""
     run, suite = window.run_view, window.suite_view
 
-    def stop() -> None:  # Shift+F5 stops the run, or the suite
+    def stop() -> None:  # Shift+F5 stops the run, or the suite (a suite task in focus: that task alone)
+        focused = run.focused is not None and run.running
         run.stop()
-        suite.stop()
+        if not focused:
+            suite.stop()
 
     window.run_action = _action(
         window, "Run", "F5", run.run_or_resume, "Run the selected task, or resume", "run"
