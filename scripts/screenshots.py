@@ -218,7 +218,7 @@ async def render_accounting(window: MainWindow, out: Path, scratch: Path) -> Non
     dock.raise_()
     window.resizeDocks([dock], [1000], Qt.Orientation.Horizontal)
     panel = window.results.accounting
-    splitter = panel.parentWidget()
+    splitter = window.results.accounting_area.parentWidget()
     assert isinstance(splitter, QSplitter)
     splitter.setSizes([150, 420, 150])
     pictures = []

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -57,7 +58,7 @@ class BarChart(QWidget):
         super().__init__(parent)
         self.rows: list[DomainStats] = []
         self.selected: str | None = None
-        self.setMinimumHeight(160)
+        self.setMinimumHeight(120)  # room for the instruction bar at 1280x720
 
     def sizeHint(self) -> QSize:  # noqa: D102 (Qt override)
         return QSize(480, 220)
@@ -186,7 +187,11 @@ class ResultsView(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
         self.accounting = AccountingPanel()
-        split.addWidget(self.accounting)
+        # scrolled, so its charts never set the dock's (and the window's) smallest height
+        self.accounting_area = QScrollArea()
+        self.accounting_area.setWidgetResizable(True)
+        self.accounting_area.setWidget(self.accounting)
+        split.addWidget(self.accounting_area)
         split.addWidget(lower)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
