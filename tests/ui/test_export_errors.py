@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QMessageBox
 
 from osw_studio.settings import Settings
 from tests.fakes.runs import SyntheticRun, write_run
@@ -14,8 +15,10 @@ pytestmark = pytest.mark.timeout(120)
 
 
 async def test_an_export_that_cannot_write_its_images_says_so_and_leaves_no_card(
-    open_window: OpenWindow, tmp_path: Path
+    open_window: OpenWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the folder is not empty, so the dialog asks first: the person says yes
+    monkeypatch.setattr(QMessageBox, "question", lambda *_args: QMessageBox.StandardButton.Yes)
     write_run(tmp_path / "runs", SyntheticRun("t1", steps=3))
     window = await open_window(Settings())
     out = tmp_path / "out"
