@@ -19,7 +19,7 @@ import pytest
 import pytestqt.plugin
 import qasync
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from osw_studio.agent.base import Agent
@@ -82,6 +82,17 @@ def pytest_asyncio_loop_factories(
 ) -> Mapping[str, Callable[[], object]]:
     """Async UI tests run on a Qt event loop (qasync), as the app does."""
     return {"qt": _qt_loop}
+
+
+@pytest.fixture(autouse=True)
+def no_unanswered_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A modal question the test did not answer fails it at once: it would wait for a person forever
+    (pytest-timeout's signal cannot end Qt's modal loop). A test that expects one patches it itself."""
+
+    def question(_parent: object, title: str, text: str, *_args: object) -> QMessageBox.StandardButton:
+        raise AssertionError(f"the window asked a question no one answers: {title}: {text}")
+
+    monkeypatch.setattr(QMessageBox, "question", question)
 
 
 @pytest.fixture
