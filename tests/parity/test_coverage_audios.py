@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import wave
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.parity.guest_env import both, require_libraries
-from tests.parity.reference import Reference
+from tests.parity.reference import Reference, start_reference
 
 MODULE = "vlc"
 RATE = 22050
 
 
 @pytest.fixture(scope="module")
-def ref(reference: Reference, tmp_path_factory: pytest.TempPathFactory) -> Reference:
-    require_libraries(reference, "librosa", "fastdtw")
-    # The first librosa.load in a worker the session has used for other tests can fail (OSWorld's
-    # function then scores 0, its exception swallowed); one load first, so the cases compare the metric.
-    warm = _wav(tmp_path_factory.mktemp("warm") / "warm.wav", "a440", 0.1)
-    reference.exec(f"import librosa\ntry:\n    librosa.load({warm!r})\nexcept Exception:\n    pass\n")
-    return reference
+def ref() -> Iterator[Reference]:
+    """A worker of this file's own: in the session's shared one, the first librosa.load could fail after
+    other files' tests (OSWorld's function then swallows the error and scores 0)."""
+    worker = start_reference()
+    try:
+        require_libraries(worker, "librosa", "fastdtw")
+        yield worker
+    finally:
+        worker.close()
 
 
 def _wav(path: Path, kind: str, seconds: float = 1.0) -> str:
