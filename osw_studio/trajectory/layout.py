@@ -94,12 +94,17 @@ def short_task_id(task_id: str, length: int = 8) -> str:
 
 
 def new_run_id(task_id: str, now: float | None = None) -> str:
-    """A fresh run id that sorts by start time (UTC) and names its task.
+    """A fresh run id that sorts by start time (UTC, to the millisecond) and names its task.
 
-    >>> new_run_id("abc", now=0.0)[:20]
-    '19700101T000000Z-abc'
+    Milliseconds matter: a retried task's second attempt often starts within the second its
+    first one ended, and history, stats and ``--retry-errors`` order attempts by run id.
+
+    >>> new_run_id("abc", now=0.25)[:24]
+    '19700101T000000.250Z-abc'
     """
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(time.time() if now is None else now))
+    when = time.time() if now is None else now
+    millis = min(int((when % 1) * 1000), 999)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(when)) + f".{millis:03d}Z"
     return f"{stamp}-{short_task_id(task_id)}-{secrets.token_hex(3)}"
 
 

@@ -41,7 +41,7 @@ def config() -> SlotConfig:
 def attempts(out: Path) -> dict[str, list[str | None]]:
     """Per task, the kinds of its runs in ``out/runs``, oldest first."""
     found: dict[str, list[str | None]] = {}
-    for store in sorted(iter_runs([out / "runs"]), key=lambda s: s.run_id):
+    for store in sorted(iter_runs([out / "runs"]), key=lambda s: (s.meta.started_at, s.run_id)):
         assert store.result is not None
         found.setdefault(store.meta.task_id, []).append(getattr(store.result, "kind", None))
     return found
@@ -111,7 +111,7 @@ async def test_a_guest_killed_mid_run_is_an_env_error_retried_on_a_fresh_desktop
     slot = EnvSlot("env-1", EnvMaker("local"), make, tmp_path / "out" / "runs", config())
     summary = await Batch(entries, tmp_path / "out", [slot], retry_errors=1).run()
 
-    runs = sorted(iter_runs([tmp_path / "out" / "runs"]), key=lambda s: s.run_id)
+    runs = sorted(iter_runs([tmp_path / "out" / "runs"]), key=lambda s: (s.meta.started_at, s.run_id))
     killed: RunStore = runs[0]
     assert killed.result is not None and killed.result.status == "error"
     assert getattr(killed.result, "kind", None) == "env_error", killed.result.error
