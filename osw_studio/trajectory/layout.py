@@ -101,6 +101,8 @@ def new_run_id(task_id: str, now: float | None = None) -> str:
 
     >>> new_run_id("abc", now=0.25)[:24]
     '19700101T000000.250Z-abc'
+    >>> new_run_id("abc", now=5.1) < new_run_id("abc", now=5.2)  # within one second too
+    True
     """
     when = time.time() if now is None else now
     millis = min(int((when % 1) * 1000), 999)
